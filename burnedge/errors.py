@@ -1,0 +1,37 @@
+"""The errors burnedge raises: one base class, so callers and the CLI can catch them all."""
+
+from __future__ import annotations
+
+__all__ = ["BurnedgeError", "InputError", "ModelError", "NotStaticError", "UnsupportedOpError"]
+
+
+class BurnedgeError(Exception):
+    """Base class: a problem with the user's model, input or options (not a bug in burnedge)."""
+
+
+class ModelError(BurnedgeError):
+    """The model file or graph is malformed: unreadable, cyclic, a missing initializer, a bad attribute."""
+
+
+class UnsupportedOpError(BurnedgeError):
+    """The model uses ops burnedge lacks. `missing` maps (domain, op_type, opset) to the node names."""
+
+    def __init__(self, missing: dict[tuple[str, str, int], list[str]]):
+        self.missing = missing
+        parts = []
+        for (domain, op_type, opset), nodes in sorted(missing.items()):
+            shown = ", ".join(repr(n) for n in nodes[:5]) + (f" and {len(nodes) - 5} more" if len(nodes) > 5 else "")
+            parts.append(f"{domain + '.' if domain else ''}{op_type} (opset {opset}; nodes {shown})")
+        super().__init__(f"{len(missing)} unsupported op(s): " + "; ".join(parts))
+
+
+class NotStaticError(ModelError):
+    """A shape depends on a value only known at run time; `inputs` names the graph inputs to bind."""
+
+    def __init__(self, message: str, inputs: tuple[str, ...] = ()):
+        self.inputs = inputs
+        super().__init__(message)
+
+
+class InputError(BurnedgeError):
+    """A feed given to Session.run has the wrong name, shape or dtype."""

@@ -1,0 +1,177 @@
+"""Elementwise ops: unary math, binary arithmetic with broadcasting, comparisons, logic and bitwise ops.
+
+Spec: https://onnx.ai/onnx/operators/ (Add, Sub, ..., Erf, IsNaN, BitShift). float and integer dtypes as ONNX
+allows; results keep the input dtype (comparisons give bool).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import register
+from ._common import same_dtype
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _unary(name: str, fn, since: int = 1) -> None:
+    def op(x):
+        return same_dtype(fn(x), x)
+
+    op.__name__ = name.lower()
+    register(name, since)(op)
+
+
+for _name, _fn in {
+    "Abs": np.abs,
+    "Neg": np.negative,
+    "Floor": np.floor,
+    "Ceil": np.ceil,
+    "Sqrt": np.sqrt,
+    "Exp": np.exp,
+    "Log": np.log,
+    "Reciprocal": np.reciprocal,
+    "Tanh": np.tanh,
+    "Sin": np.sin,
+    "Cos": np.cos,
+    "Tan": np.tan,
+    "Asin": np.arcsin,
+    "Acos": np.arccos,
+    "Atan": np.arctan,
+    "Sinh": np.sinh,
+    "Cosh": np.cosh,
+    "Asinh": np.arcsinh,
+    "Acosh": np.arccosh,
+    "Atanh": np.arctanh,
+    "Sign": np.sign,
+    "Round": np.rint,
+    "Erf": lambda x: _erf(x.astype(np.float64)) if x.size else x,
+    "Relu": lambda x: np.maximum(x, 0),
+    "Identity": lambda x: x.copy(),
+    "Softsign": lambda x: x / (1 + np.abs(x)),
+    "Sigmoid": lambda x: np.where(x >= 0, 1 / (1 + np.exp(-np.abs(x))), np.exp(-np.abs(x)) / (1 + np.exp(-np.abs(x)))),
+}.items():
+    _unary(_name, _fn)
+
+
+@register("Not")
+def not_(x):
+    return np.logical_not(x)
+
+
+@register("IsNaN", since=9)
+def is_nan(x):
+    return np.isnan(x.astype(np.float32) if x.dtype.kind == "V" else x)
+
+
+@register("IsInf", since=10)
+def is_inf(x, *, detect_negative=1, detect_positive=1):
+    x = x.astype(np.float32) if x.dtype.kind == "V" else x
+    return (np.isneginf(x) & bool(detect_negative)) | (np.isposinf(x) & bool(detect_positive))
+
+
+def _int_div(a, b):
+    """C-style integer division (truncates toward zero), as ONNX runtimes do."""
+    b = np.where(b == 0, 1, b)
+    q = np.abs(a) // np.abs(b)
+    return np.where((a < 0) != (b < 0), -q, q).astype(a.dtype)
+
+
+def _binary(name: str, fn, since: int = 7) -> None:
+    def op(a, b):
+        return same_dtype(fn(a, b), a)
+
+    def legacy(a, b, *, broadcast=0, axis=None, consumed_inputs=None):
+        if broadcast and axis is not None and b.ndim < a.ndim:
+            b = b.reshape(b.shape + (1,) * (a.ndim - axis - b.ndim))
+        return same_dtype(fn(a, b), a)
+
+    op.__name__ = legacy.__name__ = name.lower()
+    register(name, 1, 6)(legacy)
+    register(name, since)(op)
+
+
+_binary("Add", np.add)
+_binary("Sub", np.subtract)
+_binary("Mul", np.multiply)
+_binary("Div", lambda a, b: _int_div(a, b) if a.dtype.kind in "iu" else a / b)
+
+
+@register("Pow", since=7)
+def pow_(x, y):
+    if x.dtype.kind in "iu" and y.dtype.kind in "iu":
+        return np.power(x, y.astype(x.dtype))
+    return np.power(x.astype(np.float64), y.astype(np.float64)).astype(x.dtype)
+
+
+@register("Mod", since=10)
+def mod(a, b, *, fmod=0):
+    if fmod or a.dtype.kind == "f":
+        return same_dtype(np.fmod(a, b), a)
+    return np.mod(a, b).astype(a.dtype)
+
+
+def _compare(name: str, fn, since: int = 1) -> None:
+    def op(a, b):
+        return fn(a, b)
+
+    op.__name__ = name.lower()
+    register(name, since)(op)
+
+
+for _name, _fn in {
+    "Equal": np.equal,
+    "Less": np.less,
+    "Greater": np.greater,
+    "LessOrEqual": np.less_equal,
+    "GreaterOrEqual": np.greater_equal,
+    "And": np.logical_and,
+    "Or": np.logical_or,
+    "Xor": np.logical_xor,
+}.items():
+    _compare(_name, _fn)
+
+for _name, _fn in {"BitwiseAnd": np.bitwise_and, "BitwiseOr": np.bitwise_or, "BitwiseXor": np.bitwise_xor}.items():
+    _binary(_name, _fn, since=18)
+
+
+@register("BitwiseNot", since=18)
+def bitwise_not(x):
+    return np.invert(x)
+
+
+@register("BitShift", since=11)
+def bit_shift(x, y, *, direction):
+    shifted = np.left_shift(x, y) if direction == "LEFT" else np.right_shift(x, y)
+    return shifted.astype(x.dtype)
+
+
+def _variadic(name: str, fn) -> None:
+    def op(*xs):
+        out = xs[0]
+        for x in xs[1:]:
+            out = fn(out, x)
+        return same_dtype(out, xs[0]) if len(xs) > 1 else np.array(out, copy=True)
+
+    op.__name__ = name.lower()
+    register(name, since=8)(op)
+
+
+_variadic("Sum", np.add)
+_variadic("Max", np.maximum)
+_variadic("Min", np.minimum)
+
+
+@register("Mean", since=8)
+def mean(*xs):
+    out = xs[0].astype(np.float64)
+    for x in xs[1:]:
+        out = out + x
+    return (out / len(xs)).astype(xs[0].dtype)
+
+
+@register("Where", since=9)
+def where(cond, a, b):
+    return np.where(cond, a, b)

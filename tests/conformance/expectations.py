@@ -1,0 +1,32 @@
+"""Reads and writes expectation files: one line per node test, `name<TAB>pass|fail<TAB>reason`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+
+def path_for(backend: str) -> Path:
+    return HERE / f"expected_{backend}.tsv"
+
+
+def read(backend: str) -> dict[str, tuple[str, str]]:
+    out: dict[str, tuple[str, str]] = {}
+    p = path_for(backend)
+    if not p.exists():
+        return out
+    for line in p.read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, status, reason = (line.split("\t") + ["", ""])[:3]
+            out[name] = (status, reason)
+    return out
+
+
+def write(backend: str, results: dict[str, tuple[str, str]]) -> None:
+    lines = [
+        f"# ONNX node tests on the {backend} backend: name, status (pass|fail), reason. Regenerate with",
+        f"#   python -m tests.conformance.update --backend {backend}",
+    ]
+    lines += [f"{n}\t{s}\t{r}".rstrip("\t") for n, (s, r) in sorted(results.items())]
+    path_for(backend).write_text("\n".join(lines) + "\n")
