@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from ..errors import ModelError, NotStaticError, UnsupportedOpError
 from ..ir import Graph, Node, Value
 from ..ops import REQUIRED, OpDef, Spec, for_onnx
 from ..ops._eval import evaluate
+from .unroll import inline_if, unroll_loop
 
 __all__ = ["from_proto", "read"]
 
@@ -236,7 +238,13 @@ def _zeros(v: Value) -> np.ndarray:
 def _infer_and_fold(graph: Graph) -> None:
     origins: dict[str, frozenset[str]] = {n: frozenset([n]) for n in graph.inputs}
     kept: list[Node] = []
-    for node in graph.nodes:
+    pending = deque(graph.nodes)
+    while pending:
+        node = pending.popleft()
+        spliced = _fold_control_flow(node, graph)
+        if spliced is not None:
+            pending.extendleft(reversed(spliced))
+            continue
         ins = [graph.values[n] if n else None for n in node.inputs]
         caps = [graph.values[n] for n in node.captures]
         op = node.op
@@ -278,6 +286,17 @@ def _infer_and_fold(graph: Graph) -> None:
                 origins[name] = deps
         kept.append(node)
     graph.nodes = kept
+
+
+def _fold_control_flow(node: Node, graph: Graph) -> list[Node] | None:
+    """Plain nodes replacing an If on a constant condition or an unrollable Loop; None leaves the node as is."""
+    if node.op.name == "If" and not node.op.domain:
+        cond = graph.values[node.inputs[0]]
+        if cond.is_const and cond.data.size == 1:
+            return inline_if(node, bool(cond.data.reshape(())), graph)
+    if node.op.name == "Loop" and not node.op.domain:
+        return unroll_loop(node, graph)
+    return None
 
 
 # -- 6. finalize --------------------------------------------------------------------------------------------------

@@ -30,3 +30,12 @@ def write(backend: str, results: dict[str, tuple[str, str]]) -> None:
     ]
     lines += [f"{n}\t{s}\t{r}".rstrip("\t") for n, (s, r) in sorted(results.items())]
     path_for(backend).write_text("\n".join(lines) + "\n")
+
+
+_cache: dict[str, dict[str, tuple[str, str]]] = {}
+
+
+def read_cached(backend: str) -> dict[str, tuple[str, str]]:
+    if backend not in _cache:
+        _cache[backend] = read(backend)
+    return _cache[backend]

@@ -1,0 +1,238 @@
+"""The `burnedge` command line: parsing and printing only; the work is done by the library."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import __version__
+from .errors import BurnedgeError
+
+__all__ = ["main"]
+
+
+class UsageError(BurnedgeError):
+    """A bad command line value (a malformed --input or --input-shape)."""
+
+
+def _shapes(items: Sequence[str]) -> dict[str, tuple[int, ...]]:
+    out = {}
+    for item in items:
+        name, sep, dims = item.partition("=")
+        try:
+            if not sep or not name:
+                raise ValueError
+            out[name] = tuple(int(d) for d in dims.split(","))
+        except ValueError:
+            raise UsageError(f"--input-shape {item!r}: expected NAME=D0,D1,... (e.g. input=1,3,224,224)") from None
+    return out
+
+
+def _feeds(items: Sequence[str]) -> dict[str, np.ndarray]:
+    out = {}
+    for item in items:
+        name, sep, file = item.partition("=")
+        if not sep or not name or not file:
+            raise UsageError(f"--input {item!r}: expected NAME=FILE.npy")
+        try:
+            out[name] = np.load(file, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"--input {name}: cannot read {file!r} as a .npy array ({exc})") from None
+    return out
+
+
+def _fmt_shape(shape: Sequence[int]) -> str:
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def _si(n: float) -> str:
+    for unit in ("", "K", "M", "G", "T"):
+        if abs(n) < 1000:
+            return f"{n:.4g}{unit}"
+        n /= 1000
+    return f"{n:.4g}P"
+
+
+# -- commands -----------------------------------------------------------------------------------------------------
+def cmd_inspect(a: argparse.Namespace) -> int:
+    from .analysis import summarize, unsupported_ops
+    from .importers import load
+    from .importers.onnx import read
+
+    missing = unsupported_ops(read(a.model))
+    info: dict[str, Any] = {"model": str(a.model), "unsupported_ops": missing}
+    if not missing:
+        model = load(a.model, input_shapes=_shapes(a.input_shape))
+        s = summarize(model.graph)
+        info.update(
+            name=model.name,
+            producer=model.producer,
+            opset=model.opset,
+            inputs=[{"name": i.name, "shape": list(i.shape), "dtype": str(i.dtype)} for i in model.inputs],
+            outputs=[{"name": o.name, "shape": list(o.shape), "dtype": str(o.dtype)} for o in model.outputs],
+            nodes=len(model.graph.nodes),
+            ops=s.ops,
+            parameters=s.parameters,
+            parameter_bytes=s.parameter_bytes,
+            macs=s.macs,
+            total_macs=sum(s.macs.values()),
+        )
+    if a.json:
+        print(json.dumps(info, indent=2))
+        return 0 if not missing else 1
+    print(f"model      {a.model}")
+    if missing:
+        print(f"unsupported ops ({len(missing)}):")
+        for op, nodes in sorted(missing.items()):
+            print(f"  {op:24s} {len(nodes):4d} node(s): {', '.join(nodes[:4])}{' ...' if len(nodes) > 4 else ''}")
+        return 1
+    print(f"name       {info['name']}   producer {info['producer'] or '?'}   opset {info['opset']}")
+    for kind in ("inputs", "outputs"):
+        for t in info[kind]:
+            print(f"{kind[:-1]:10s} {t['name']:24s} {t['dtype']:8s} {_fmt_shape(t['shape'])}")
+    print(f"parameters {_si(info['parameters'])} ({_si(info['parameter_bytes'])}B)   MACs {_si(info['total_macs'])}")
+    print(f"nodes      {info['nodes']}")
+    width = max((len(k) for k in info["ops"]), default=4)
+    print(f"  {'op':{width}s} {'count':>6s} {'MACs':>10s}")
+    for op, count in info["ops"].items():
+        print(f"  {op:{width}s} {count:6d} {_si(info['macs'].get(op, 0)):>10s}")
+    return 0
+
+
+def _save_npy(path: Path, arr: np.ndarray) -> None:
+    """Writes atomically: a crash leaves either the old file or the new one, never half of one."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.save(f, arr, allow_pickle=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def cmd_run(a: argparse.Namespace) -> int:
+    from .importers import load
+    from .session import Session
+
+    feeds = _feeds(a.input)
+    sess = Session(load(a.model, input_shapes=_shapes(a.input_shape)), backend=a.backend)
+    outs = sess.run(feeds)
+    if a.output_dir:
+        out_dir = Path(a.output_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+    for name, arr in outs.items():
+        stats = ""
+        if arr.size and arr.dtype.kind in "fiub":
+            stats = f"  min {arr.min():.6g}  max {arr.max():.6g}  mean {arr.astype(np.float64).mean():.6g}"
+        print(f"{name:24s} {str(arr.dtype):8s} {_fmt_shape(arr.shape):18s}{stats}")
+        if a.output_dir:
+            safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+            _save_npy(out_dir / f"{safe}.npy", arr)
+    if a.output_dir:
+        print(f"wrote {len(outs)} output(s) to {a.output_dir}")
+    return 0
+
+
+def cmd_ops(a: argparse.Namespace) -> int:
+    import onnx
+
+    from .backends import available
+    from .ops import all_ops
+
+    rows: dict[str, dict[str, Any]] = {}
+    for d in all_ops():
+        row = rows.setdefault(d.key, {"op": d.key, "versions": [], "backends": available(), "dtypes": []})
+        row["versions"].append(d.since)
+        try:
+            schema = onnx.defs.get_schema(d.name, onnx.defs.onnx_opset_version(), d.domain)
+            types = sorted(
+                {t.replace("tensor(", "").rstrip(")") for c in schema.type_constraints for t in c.allowed_type_strs}
+            )
+            row["dtypes"] = types
+        except onnx.defs.SchemaError:
+            pass
+    if a.json:
+        print(json.dumps(list(rows.values()), indent=2))
+        return 0
+    backends = available()
+    print(f"{len(rows)} ops; backends: {', '.join(backends)}")
+    print(f"{'op':28s} {'opset versions':18s} " + " ".join(f"{b:6s}" for b in backends) + "  dtypes")
+    for r in rows.values():
+        marks = " ".join(f"{'yes' if b in r['backends'] else '-':6s}" for b in backends)
+        print(f"{r['op']:28s} {','.join(map(str, r['versions'])):18s} {marks}  {' '.join(r['dtypes'])}")
+    return 0
+
+
+def cmd_demo(a: argparse.Namespace) -> int:
+    import time
+
+    from .examples import DIGITS_MODEL, DIGITS_TEST
+    from .session import Session
+
+    sess = Session(DIGITS_MODEL, backend=a.backend)
+    data = np.load(DIGITS_TEST)
+    images, labels = data["images"].astype(np.float32), data["labels"]
+    print(f"model      {DIGITS_MODEL.name}: MLP on scikit-learn's 8x8 handwritten digits, {len(labels)} held-out")
+    times, correct = [], 0
+    for img, label in zip(images, labels):
+        t0 = time.perf_counter()
+        probs = sess.run({"image": img.reshape(1, 64)})["probabilities"]
+        times.append(time.perf_counter() - t0)
+        correct += int(probs.argmax() == label)
+    print(f"backend    {a.backend}")
+    print(f"accuracy   {correct / len(labels):.2%} ({correct}/{len(labels)})")
+    print(f"latency    {np.median(times) * 1e6:.1f} us median per image")
+    print(f"arena      {sess.arena_bytes} bytes")
+    return 0
+
+
+# -- parser -------------------------------------------------------------------------------------------------------
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="burnedge", description="Take trained neural networks to the edge.")
+    p.add_argument("--version", action="version", version=f"burnedge {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("inspect", help="inputs, outputs, op histogram, parameters, MACs, unsupported ops")
+    s.add_argument("model", type=Path)
+    s.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.set_defaults(fn=cmd_inspect)
+
+    s = sub.add_parser("run", help="run a model on .npy inputs")
+    s.add_argument("model", type=Path)
+    s.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
+    s.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...")
+    s.add_argument("--backend", default="numpy")
+    s.add_argument("--output-dir", metavar="DIR", help="write each output as DIR/NAME.npy")
+    s.set_defaults(fn=cmd_run)
+
+    s = sub.add_parser("demo", help="run the built-in example: a digits classifier on held-out images")
+    s.add_argument("--backend", default="numpy")
+    s.set_defaults(fn=cmd_demo)
+
+    s = sub.add_parser("ops", help="the support matrix: op x backend x dtype")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(fn=cmd_ops)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the CLI; returns the exit status (2 for a user error, with a one-line message on stderr)."""
+    args = _parser().parse_args(argv)
+    try:
+        return int(args.fn(args))
+    except BurnedgeError as exc:
+        print(f"burnedge: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("burnedge: interrupted", file=sys.stderr)
+        return 130
