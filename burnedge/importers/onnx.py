@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import onnx
+import onnx.inliner
 from onnx import AttributeProto, GraphProto, ModelProto, numpy_helper
 
 from .. import dtypes
@@ -48,9 +49,35 @@ def read(path: str | os.PathLike[str]) -> ModelProto:
         raise ModelError(f"{path}: not an ONNX model (no IR version or no graph outputs; truncated or wrong file?)")
     try:
         onnx.external_data_helper.load_external_data_for_model(model, str(path.parent))
-    except (OSError, ValueError) as exc:
+    except Exception as exc:  # onnx raises its own ValidationError for a missing or unsafe data file
         raise ModelError(f"{path}: cannot read external data: {exc}") from None
     return model
+
+
+# -- 2. inline -----------------------------------------------------------------------------------------------------
+def _fill_function_defaults(model: ModelProto) -> None:
+    """Writes a local function's attribute defaults onto each call that omits them.
+
+    onnx's inliner leaves an attribute that refers to an omitted caller attribute unset (so LeakyRelu falls back
+    to its own alpha) instead of taking the function's declared default, as onnxruntime does.
+    """
+    defaults = {(f.domain, f.name): list(f.attribute_proto) for f in model.functions}
+
+    def fill(nodes) -> None:
+        for n in nodes:
+            given = {a.name for a in n.attribute}
+            for a in defaults.get((n.domain, n.op_type), []):
+                if a.name not in given:
+                    n.attribute.append(a)
+            for a in n.attribute:
+                if a.type == AttributeProto.GRAPH:
+                    fill(a.g.node)
+                for g in a.graphs:
+                    fill(g.node)
+
+    fill(model.graph.node)
+    for f in model.functions:
+        fill(f.node)
 
 
 # -- 3. convert ---------------------------------------------------------------------------------------------------
@@ -317,6 +344,7 @@ def from_proto(
 ) -> Graph:
     """Phases 2-6: a parsed ModelProto -> a static, verified Graph."""
     if model.functions:
+        _fill_function_defaults(model)
         try:
             model = onnx.inliner.inline_local_functions(model)
         except Exception as exc:

@@ -21,7 +21,9 @@ def run(path, feeds, **kw):
 def test_weights_as_constant_nodes(tmp_path):
     m = mlp()
     consts = [helper.make_node("Constant", [], [i.name], value=i, name=f"const_{i.name}") for i in m.graph.initializer]
-    m.graph.node[0:0] = consts
+    nodes = consts + list(m.graph.node)
+    del m.graph.node[:]
+    m.graph.node.extend(nodes)
     del m.graph.initializer[:]
     out = run(save(m, tmp_path / "m.onnx"), {"x": X})
     np.testing.assert_allclose(out["y"], mlp_reference(X, mlp()), rtol=1e-6)

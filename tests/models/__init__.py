@@ -1,0 +1,1 @@
+"""Model suite: ONNX networks like those users deploy, each built by its gen.py."""
