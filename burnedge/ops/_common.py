@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["as_axes", "norm_axis", "same_dtype"]
+__all__ = ["as_axes", "erf", "norm_axis", "same_dtype"]
 
 
 def norm_axis(axis: int, rank: int, what: str = "axis") -> int:
@@ -26,3 +26,27 @@ def as_axes(axes: Sequence[int] | np.ndarray | None, rank: int) -> tuple[int, ..
 def same_dtype(result: np.ndarray | np.generic, like: np.ndarray) -> np.ndarray:
     """`result` as an array of `like`'s dtype (numpy promotes float32 with Python floats to float64 at times)."""
     return np.asarray(result).astype(like.dtype, copy=False)
+
+
+# erfc(z) ~ t * exp(-z^2 + P(t)), t = 1 / (1 + z/2): the Chebyshev-fitted form from Numerical Recipes, relative
+# error below 1.2e-7 for z >= 0. Used where |z| >= 0.5; below that erf's Taylor series is exact to 1e-12.
+_ERFC_COEFFS = (0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807,
+                -0.18628806, 0.09678418, 0.37409196, 1.00002368, -1.26551223)  # fmt: skip
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """erf(x) in float64 for any float array, vectorised (numpy has no erf; scipy is not a dependency)."""
+    z = np.asarray(x, dtype=np.float64)
+    a = np.abs(z)
+    t = 1.0 / (1.0 + 0.5 * a)
+    p = np.full_like(t, _ERFC_COEFFS[0])
+    for c in _ERFC_COEFFS[1:]:
+        p = p * t + c
+    far = 1.0 - t * np.exp(p - a * a)
+    z2 = z * z
+    term, near = z.copy(), z.copy()
+    for n in range(1, 12):
+        term = term * (-z2) / n
+        near = near + term / (2 * n + 1)
+    near *= 2.0 / np.sqrt(np.pi)
+    return np.where(a < 0.5, near, np.copysign(far, z))

@@ -6,15 +6,10 @@ allows; results keep the input dtype (comparisons give bool).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from . import register
-from ._common import same_dtype
-
-_erf = np.vectorize(math.erf, otypes=[np.float64])
-
+from ._common import erf, same_dtype
 
 def _unary(name: str, fn, since: int = 1) -> None:
     def op(x):
@@ -47,7 +42,7 @@ for _name, _fn in {
     "Atanh": np.arctanh,
     "Sign": np.sign,
     "Round": np.rint,
-    "Erf": lambda x: _erf(x.astype(np.float64)) if x.size else x,
+    "Erf": erf,
     "Relu": lambda x: np.maximum(x, 0),
     "Identity": lambda x: x.copy(),
     "Softsign": lambda x: x / (1 + np.abs(x)),

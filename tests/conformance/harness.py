@@ -4,8 +4,9 @@ A test passes when every output has the expected dtype and shape and its values 
 of the expected ones (NaNs in the same places; exact equality for integers, booleans and strings).
 
 Static plans need shape-determining values at compile time. When a model cannot be made static because a
-shape depends on an integer graph input (a Reshape's shape, a Loop's trip count...), the harness binds the
-integer inputs that the error names to the test's values, as a user would with `bind=`, and retries.
+shape depends on a graph input (a Reshape's shape, a Resize's scales, a Loop's trip count...), the harness binds
+exactly the inputs that the importer's error names to the test's values, as a user would with `bind=`, and
+retries; the data inputs stay run-time feeds. The expectations file records what was bound.
 """
 
 from __future__ import annotations
@@ -64,14 +65,15 @@ def run_node_test(folder: Path, backend: str = "numpy") -> Outcome:
         names = [vi.name for vi in proto.graph.input if vi.name in tensor_inputs]
         feeds = {n: _read_tensor(ds / f"input_{i}.pb") for i, n in enumerate(names) if (ds / f"input_{i}.pb").exists()}
         try:
-            try:
-                model = burnedge.load(model_path, bind={n: feeds[n] for n in bound})
-            except NotStaticError as exc:
-                ints = tuple(n for n in exc.inputs if n in feeds and feeds[n].dtype.kind in "iub")
-                if not ints or set(exc.inputs) - set(ints):
-                    raise
-                bound = ints
-                model = burnedge.load(model_path, bind={n: feeds[n] for n in bound})
+            while True:
+                try:
+                    model = burnedge.load(model_path, bind={n: feeds[n] for n in bound})
+                    break
+                except NotStaticError as exc:
+                    more = tuple(n for n in exc.inputs if n in feeds and n not in bound)
+                    if not more or set(exc.inputs) - set(feeds):
+                        raise
+                    bound += more
             sess = burnedge.Session(model, backend=backend)
             outs = sess.run({n: a for n, a in feeds.items() if n not in bound})
         except burnedge.BurnedgeError as exc:
