@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from . import register
-from ._common import norm_axis, same_dtype
+from ._common import erf, norm_axis, same_dtype
 
 FLT_MAX = 3.4028234663852886e38
 
@@ -36,28 +36,6 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 
 def _softplus(x: np.ndarray) -> np.ndarray:
     return np.logaddexp(x.dtype.type(0), x)
-
-
-_ERFC_COEFFS = (
-    0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807,
-    -0.18628806, 0.09678418, 0.37409196, 1.00002368, -1.26551223,
-)  # fmt: skip
-
-
-def _erfc(z: np.ndarray) -> np.ndarray:
-    """erfc(z), relative error below 1.2e-7 in float64 (Chebyshev-fitted exponential form), in z's dtype."""
-    a = np.abs(z)
-    t = a * z.dtype.type(0.5)
-    t += 1
-    np.reciprocal(t, out=t)
-    p = np.full_like(t, _ERFC_COEFFS[0])
-    for c in _ERFC_COEFFS[1:]:  # Horner, in place: a handful of whole-array passes
-        p *= t
-        p += c
-    p -= a * a
-    np.exp(p, out=p)
-    p *= t
-    return np.where(z >= 0, p, 2 - p)
 
 
 def _leaky_relu(x, alpha):
@@ -173,7 +151,7 @@ def gelu(x, *, approximate="none"):
         c = math.sqrt(2 / math.pi)
         y = 0.5 * w * (1 + np.tanh(c * (w + 0.044715 * w * w * w)))
     elif approximate == "none":
-        y = 0.5 * w * _erfc(w * w.dtype.type(-1 / math.sqrt(2)))
+        y = 0.5 * w * (1 + erf(w / math.sqrt(2)))
     else:
         raise ValueError(f"approximate must be 'none' or 'tanh', not {approximate!r}")
     return same_dtype(y, x)

@@ -11,6 +11,7 @@ import numpy as np
 from . import register
 from ._common import erf, same_dtype
 
+
 def _unary(name: str, fn, since: int = 1) -> None:
     def op(x):
         return same_dtype(fn(x), x)
