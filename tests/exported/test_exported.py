@@ -5,6 +5,7 @@ onnxruntime run live on the same feeds.
 Models, example feeds and the generator scripts are described in MANIFEST.json
 (regenerate with the scripts in gen/ and then ``python tests/exported/gen/finalize.py``).
 """
+
 import json
 import os
 
@@ -28,8 +29,8 @@ def model_path(entry):
 
 def load_npz(entry):
     with np.load(os.path.join(HERE, entry["npz"])) as z:
-        feeds = {k[len("input:"):]: z[k] for k in z.files if k.startswith("input:")}
-        outputs = {k[len("output:"):]: z[k] for k in z.files if k.startswith("output:")}
+        feeds = {k[len("input:") :]: z[k] for k in z.files if k.startswith("input:")}
+        outputs = {k[len("output:") :]: z[k] for k in z.files if k.startswith("output:")}
     return feeds, outputs
 
 

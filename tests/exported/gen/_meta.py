@@ -4,6 +4,7 @@ Each generator writes ``tests/exported/<name>.onnx`` and ``gen/<name>.meta.json`
 ``gen/finalize.py`` (run in the main environment) then checks every model with
 onnx.checker + onnxruntime, writes ``<name>.npz`` and builds ``MANIFEST.json``.
 """
+
 import json
 import os
 
@@ -15,8 +16,19 @@ def out_path(filename):
     return os.path.join(OUT_DIR, filename)
 
 
-def write_meta(name, *, exporter, exporter_version, framework, framework_version,
-               features, input_shapes=None, external_data=None, generator_env, notes=""):
+def write_meta(
+    name,
+    *,
+    exporter,
+    exporter_version,
+    framework,
+    framework_version,
+    features,
+    input_shapes=None,
+    external_data=None,
+    generator_env,
+    notes="",
+):
     meta = {
         "name": name,
         "file": f"{name}.onnx",

@@ -9,6 +9,7 @@ For each gen/<name>.meta.json:
   * run onnxruntime (CPU) and store inputs/outputs in <name>.npz as input:<n> / output:<n>
   * collect opset, inputs/outputs (dim_param kept as strings), op histogram, sizes ...
 """
+
 import collections
 import glob
 import json
@@ -28,13 +29,18 @@ def dims(vi):
     t = vi.type.tensor_type
     if not t.HasField("shape"):
         return None
-    return [d.dim_param if d.HasField("dim_param") else (d.dim_value if d.HasField("dim_value") else None)
-            for d in t.shape.dim]
+    return [
+        d.dim_param if d.HasField("dim_param") else (d.dim_value if d.HasField("dim_value") else None)
+        for d in t.shape.dim
+    ]
 
 
 def value_desc(vi):
-    return {"name": vi.name, "dtype": str(helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type)),
-            "shape": dims(vi)}
+    return {
+        "name": vi.name,
+        "dtype": str(helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type)),
+        "shape": dims(vi),
+    }
 
 
 def make_inputs(name, inputs, input_shapes):
@@ -60,8 +66,11 @@ def make_inputs(name, inputs, input_shapes):
 def main():
     manifest = {
         "description": "Small real-world ONNX models from the exporters users bring; see gen/ for the scripts.",
-        "reference": {"onnxruntime": ort.__version__, "onnx": onnx.__version__,
-                      "tolerance": "max|burnedge-ort| / max|ort| <= 1e-4 per output"},
+        "reference": {
+            "onnxruntime": ort.__version__,
+            "onnx": onnx.__version__,
+            "tolerance": "max|burnedge-ort| / max|ort| <= 1e-4 per output",
+        },
         "models": [],
     }
     for meta_path in sorted(glob.glob(os.path.join(HERE, "*.meta.json"))):
@@ -93,8 +102,12 @@ def main():
         np.savez_compressed(os.path.join(OUT, f"{name}.npz"), **arrays)
 
         ops = collections.Counter(n.op_type if not n.domain else f"{n.domain}::{n.op_type}" for n in g.node)
-        fn_ops = {f"{f.domain}::{f.name}": dict(collections.Counter(
-            n.op_type if not n.domain else f"{n.domain}::{n.op_type}" for n in f.node)) for f in model.functions}
+        fn_ops = {
+            f"{f.domain}::{f.name}": dict(
+                collections.Counter(n.op_type if not n.domain else f"{n.domain}::{n.op_type}" for n in f.node)
+            )
+            for f in model.functions
+        }
         files = [meta["file"]] + meta.get("external_data", [])
         entry = {
             "name": name,

@@ -6,6 +6,7 @@ Run in an exporter venv (NOT the main environment):
     /tmp/venv-tf/bin/python tests/exported/gen/keras_cnn.py
 (TF 2.15 is the last release whose tf.keras is Keras 2, which tf2onnx.from_keras supports.)
 """
+
 import numpy as np
 import tensorflow as tf
 import tf2onnx
@@ -39,24 +40,35 @@ for layer in model.layers:
         layer.set_weights([kernel, rng.normal(0, 0.1, bias.shape).astype(np.float32)])
     if isinstance(layer, L.BatchNormalization):
         gamma, beta, mean, var = layer.get_weights()
-        layer.set_weights([
-            rng.uniform(0.5, 1.5, gamma.shape).astype(np.float32),
-            rng.normal(0, 0.1, beta.shape).astype(np.float32),
-            rng.normal(0, 0.1, mean.shape).astype(np.float32),
-            rng.uniform(0.5, 1.5, var.shape).astype(np.float32),
-        ])
+        layer.set_weights(
+            [
+                rng.uniform(0.5, 1.5, gamma.shape).astype(np.float32),
+                rng.normal(0, 0.1, beta.shape).astype(np.float32),
+                rng.normal(0, 0.1, mean.shape).astype(np.float32),
+                rng.uniform(0.5, 1.5, var.shape).astype(np.float32),
+            ]
+        )
 
 spec = (tf.TensorSpec((None, 32, 32, 3), tf.float32, name="image"),)
-model_proto, _ = tf2onnx.convert.from_keras(model, input_signature=spec, opset=13,
-                                            output_path=out_path(f"{NAME}.onnx"))
+model_proto, _ = tf2onnx.convert.from_keras(model, input_signature=spec, opset=13, output_path=out_path(f"{NAME}.onnx"))
 
 write_meta(
     NAME,
-    exporter="tf2onnx", exporter_version=tf2onnx.__version__,
-    framework="tensorflow/keras", framework_version=tf.__version__,
-    features=["NHWC input with Transpose ops inserted by tf2onnx", "Conv (BN folded)",
-              "depthwise Conv (group=C)", "Clip (ReLU6)", "MaxPool", "GlobalAveragePool/ReduceMean",
-              "MatMul+Add dense", "Softmax", "dynamic batch dim (unk__ dim_param)"],
+    exporter="tf2onnx",
+    exporter_version=tf2onnx.__version__,
+    framework="tensorflow/keras",
+    framework_version=tf.__version__,
+    features=[
+        "NHWC input with Transpose ops inserted by tf2onnx",
+        "Conv (BN folded)",
+        "depthwise Conv (group=C)",
+        "Clip (ReLU6)",
+        "MaxPool",
+        "GlobalAveragePool/ReduceMean",
+        "MatMul+Add dense",
+        "Softmax",
+        "dynamic batch dim (unk__ dim_param)",
+    ],
     input_shapes={"image": (1, 32, 32, 3)},
     generator_env="venv: tensorflow-cpu==2.15.1 tf2onnx==1.16.1 onnx==1.16.2",
 )

@@ -8,6 +8,7 @@ attribute (axis, default -1) that its body never uses.
 Needs onnxscript; runs in the venv with the main torch + onnxscript:
     /tmp/venv-torch/bin/python tests/exported/gen/onnxscript_functions.py
 """
+
 import numpy as np
 import onnx
 import onnxscript
@@ -42,7 +43,7 @@ def NormLast(X, axis: int = -1):
 @script(default_opset=op)
 def main(x: FLOAT[2, 12], w1: FLOAT[12, 16], b1: FLOAT[16], w2: FLOAT[16, 5], b2: FLOAT[5]) -> FLOAT[2, 5]:
     h = DenseAct(x, w1, b1, alpha=0.2)
-    h = DenseAct(h, w2, b2)           # default alpha
+    h = DenseAct(h, w2, b2)  # default alpha
     return NormLast(h)
 
 
@@ -62,11 +63,19 @@ onnx.save(model, out_path(f"{NAME}.onnx"))
 
 write_meta(
     NAME,
-    exporter="onnxscript @script(...).to_model_proto()", exporter_version=onnxscript.__version__,
-    framework="onnxscript", framework_version=onnxscript.__version__,
-    features=["local functions with attributes (ref_attr_name)", "attribute defaults in FunctionProto.attribute_proto",
-              "nested function call passing attributes", "Constant(value_float=@ref) inside a function",
-              "CastLike", "ReduceMax/ReduceSum-18 axes inputs", "custom function domain burnedge.test"],
+    exporter="onnxscript @script(...).to_model_proto()",
+    exporter_version=onnxscript.__version__,
+    framework="onnxscript",
+    framework_version=onnxscript.__version__,
+    features=[
+        "local functions with attributes (ref_attr_name)",
+        "attribute defaults in FunctionProto.attribute_proto",
+        "nested function call passing attributes",
+        "Constant(value_float=@ref) inside a function",
+        "CastLike",
+        "ReduceMax/ReduceSum-18 axes inputs",
+        "custom function domain burnedge.test",
+    ],
     generator_env="venv --system-site-packages (main torch) + onnxscript==" + onnxscript.__version__,
 )
 print("wrote", out_path(f"{NAME}.onnx"))

@@ -5,6 +5,7 @@ Run in an exporter venv (NOT the main environment):
     /tmp/venv-paddle/bin/pip install paddlepaddle==3.0.0 paddle2onnx==2.0.1
     /tmp/venv-paddle/bin/python tests/exported/gen/paddle_cnn.py
 """
+
 import os
 import tempfile
 
@@ -56,15 +57,25 @@ with tempfile.TemporaryDirectory() as td:
 
 write_meta(
     NAME,
-    exporter="paddle2onnx", exporter_version=paddle2onnx.__version__,
-    framework="paddlepaddle", framework_version=paddle.__version__,
-    features=["weights stored as Constant nodes (no initializers)",
-              "Conv without bias + Reshape/Add bias",
-              "Conv + BatchNormalization (paddle2onnx keeps BN unfolded)", "depthwise Conv",
-              "HardSwish", "MaxPool", "GlobalAveragePool", "flatten as Shape/Slice/Concat/Reshape", "MatMul + Add",
-              "Softmax",
-              "opset bumped to 14 by paddle2onnx (HardSwish)", "dynamic batch dim (DynamicDimension.N dim_param)",
-              "output named fetch_name_0, empty producer_name"],
+    exporter="paddle2onnx",
+    exporter_version=paddle2onnx.__version__,
+    framework="paddlepaddle",
+    framework_version=paddle.__version__,
+    features=[
+        "weights stored as Constant nodes (no initializers)",
+        "Conv without bias + Reshape/Add bias",
+        "Conv + BatchNormalization (paddle2onnx keeps BN unfolded)",
+        "depthwise Conv",
+        "HardSwish",
+        "MaxPool",
+        "GlobalAveragePool",
+        "flatten as Shape/Slice/Concat/Reshape",
+        "MatMul + Add",
+        "Softmax",
+        "opset bumped to 14 by paddle2onnx (HardSwish)",
+        "dynamic batch dim (DynamicDimension.N dim_param)",
+        "output named fetch_name_0, empty producer_name",
+    ],
     input_shapes={"x": (1, 3, 32, 32)},
     generator_env="venv: paddlepaddle==3.0.0 paddle2onnx==2.0.1",
 )

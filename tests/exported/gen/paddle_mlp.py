@@ -4,6 +4,7 @@ Run in an exporter venv (NOT the main environment):
     /tmp/venv-paddle/bin/python tests/exported/gen/paddle_mlp.py
 (venv: paddlepaddle==3.0.0 paddle2onnx==2.0.1)
 """
+
 import os
 import tempfile
 
@@ -40,10 +41,20 @@ with tempfile.TemporaryDirectory() as td:
 
 write_meta(
     NAME,
-    exporter="paddle2onnx", exporter_version=paddle2onnx.__version__,
-    framework="paddlepaddle", framework_version=paddle.__version__,
-    features=["weights stored as Constant nodes (no initializers)", "MatMul + Add", "LayerNormalization pattern",
-              "Gelu (Erf pattern)", "Sigmoid", "Slice", "LogSoftmax", "dynamic batch dim"],
+    exporter="paddle2onnx",
+    exporter_version=paddle2onnx.__version__,
+    framework="paddlepaddle",
+    framework_version=paddle.__version__,
+    features=[
+        "weights stored as Constant nodes (no initializers)",
+        "MatMul + Add",
+        "LayerNormalization pattern",
+        "Gelu (Erf pattern)",
+        "Sigmoid",
+        "Slice",
+        "LogSoftmax",
+        "dynamic batch dim",
+    ],
     input_shapes={"features": (2, 20)},
     generator_env="venv: paddlepaddle==3.0.0 paddle2onnx==2.0.1",
 )

@@ -11,6 +11,7 @@ already emits the Reshape shape as a Constant node with ``value``).
 Runs in the main environment (torch CPU + onnx):
     python tests/exported/gen/torch_constant_weights.py
 """
+
 import io
 
 import numpy as np
@@ -51,8 +52,9 @@ with torch.no_grad():
     net.bn1.bias.normal_(0, 0.1)
 
 buf = io.BytesIO()
-torch.onnx.export(net, (torch.randn(1, 3, 32, 32),), buf, dynamo=False, opset_version=13,
-                  input_names=["x"], output_names=["logits"])
+torch.onnx.export(
+    net, (torch.randn(1, 3, 32, 32),), buf, dynamo=False, opset_version=13, input_names=["x"], output_names=["logits"]
+)
 model = onnx.load_from_string(buf.getvalue())
 
 
@@ -88,10 +90,19 @@ write_meta(
     NAME,
     exporter="torch.onnx.export (TorchScript, dynamo=False) + onnx.helper post-processing",
     exporter_version=torch.__version__,
-    framework="pytorch", framework_version=torch.__version__,
-    features=["weights as Constant nodes (no initializers)",
-              "Constant attribute forms: value (tensor), value_floats (biases), value_float (scalar buffer)",
-              "Conv (BN folded)", "MaxPool", "LeakyRelu", "AveragePool", "Reshape", "Gemm", "Mul by scalar"],
+    framework="pytorch",
+    framework_version=torch.__version__,
+    features=[
+        "weights as Constant nodes (no initializers)",
+        "Constant attribute forms: value (tensor), value_floats (biases), value_float (scalar buffer)",
+        "Conv (BN folded)",
+        "MaxPool",
+        "LeakyRelu",
+        "AveragePool",
+        "Reshape",
+        "Gemm",
+        "Mul by scalar",
+    ],
     generator_env="main env: torch CPU + onnx",
 )
 print("wrote", out_path(f"{NAME}.onnx"))

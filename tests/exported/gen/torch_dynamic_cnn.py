@@ -8,6 +8,7 @@ Concat, Resize with computed sizes...). The user resolves the symbols at load ti
 Runs in the main environment:
     python tests/exported/gen/torch_dynamic_cnn.py
 """
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -42,8 +43,13 @@ with torch.no_grad():
     net.bn.running_var.uniform_(0.5, 1.5)
 
 torch.onnx.export(
-    net, (torch.randn(2, 3, 32, 32),), out_path(f"{NAME}.onnx"), dynamo=False, opset_version=17,
-    input_names=["x"], output_names=["y"],
+    net,
+    (torch.randn(2, 3, 32, 32),),
+    out_path(f"{NAME}.onnx"),
+    dynamo=False,
+    opset_version=17,
+    input_names=["x"],
+    output_names=["y"],
     dynamic_axes={"x": {0: "batch", 2: "height", 3: "width"}, "y": {0: "batch"}},
 )
 
@@ -51,9 +57,17 @@ write_meta(
     NAME,
     exporter="torch.onnx.export (TorchScript, dynamo=False, dynamic_axes)",
     exporter_version=torch.__version__,
-    framework="pytorch", framework_version=torch.__version__,
-    features=["dynamic dims batch/height/width (dim_param)", "shape arithmetic: Shape/Gather/Unsqueeze/Concat/Reshape",
-              "Resize (nearest, scale 2)", "Concat on channels", "GlobalAveragePool", "Gemm", "Sigmoid"],
+    framework="pytorch",
+    framework_version=torch.__version__,
+    features=[
+        "dynamic dims batch/height/width (dim_param)",
+        "shape arithmetic: Shape/Gather/Unsqueeze/Concat/Reshape",
+        "Resize (nearest, scale 2)",
+        "Concat on channels",
+        "GlobalAveragePool",
+        "Gemm",
+        "Sigmoid",
+    ],
     input_shapes={"x": (1, 3, 32, 32)},
     generator_env="main env: torch CPU + onnx",
 )

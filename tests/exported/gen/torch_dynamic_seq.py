@@ -8,6 +8,7 @@ Needs onnxscript, so it runs in a venv that sees the main torch but adds onnxscr
     /tmp/venv-torch/bin/python tests/exported/gen/torch_dynamic_seq.py
 User resolves the symbols at load time: input_shapes={"x": (1, 8, 16)}.
 """
+
 import onnxscript
 import torch
 import torch.nn as nn
@@ -38,18 +39,30 @@ class Block(nn.Module):
 net = Block().eval()
 batch = torch.export.Dim("batch", min=1, max=64)
 seq = torch.export.Dim("seq", min=2, max=512)
-prog = torch.onnx.export(net, (torch.randn(2, 8, 16),), dynamo=True, opset_version=18,
-                         dynamic_shapes={"x": {0: batch, 1: seq}}, optimize=True)
+prog = torch.onnx.export(
+    net,
+    (torch.randn(2, 8, 16),),
+    dynamo=True,
+    opset_version=18,
+    dynamic_shapes={"x": {0: batch, 1: seq}},
+    optimize=True,
+)
 prog.save(out_path(f"{NAME}.onnx"))
 
 write_meta(
     NAME,
     exporter="torch.onnx.export (dynamo=True, dynamic_shapes) + onnxscript " + onnxscript.__version__,
     exporter_version=torch.__version__,
-    framework="pytorch", framework_version=torch.__version__,
-    features=["dynamic batch and sequence length (dim_param batch/seq)", "multi-head attention decomposed:"
-              " MatMul/Reshape/Transpose/Softmax with Shape-derived reshape targets",
-              "LayerNormalization op (opset 17+)", "Gelu via Erf", "Gemm", "metadata_props on values"],
+    framework="pytorch",
+    framework_version=torch.__version__,
+    features=[
+        "dynamic batch and sequence length (dim_param batch/seq)",
+        "multi-head attention decomposed: MatMul/Reshape/Transpose/Softmax with Shape-derived reshape targets",
+        "LayerNormalization op (opset 17+)",
+        "Gelu via Erf",
+        "Gemm",
+        "metadata_props on values",
+    ],
     input_shapes={"x": (1, 8, 16)},
     generator_env="venv --system-site-packages (main torch) + onnxscript==" + onnxscript.__version__,
 )

@@ -9,6 +9,7 @@ so the importer must handle both in one model.
 Runs in the main environment:
     python tests/exported/gen/torch_external_data.py
 """
+
 import io
 import os
 
@@ -22,20 +23,36 @@ DATA = f"{NAME}.onnx.data"
 torch.manual_seed(0)
 
 net = nn.Sequential(
-    nn.Linear(32, 64), nn.Tanh(),
-    nn.Linear(64, 64), nn.ReLU(),
-    nn.Linear(64, 8), nn.LogSoftmax(dim=-1),
+    nn.Linear(32, 64),
+    nn.Tanh(),
+    nn.Linear(64, 64),
+    nn.ReLU(),
+    nn.Linear(64, 8),
+    nn.LogSoftmax(dim=-1),
 ).eval()
 
 buf = io.BytesIO()
-torch.onnx.export(net, (torch.randn(1, 32),), buf, dynamo=False, opset_version=17,
-                  input_names=["x"], output_names=["logp"],
-                  dynamic_axes={"x": {0: "N"}, "logp": {0: "N"}})
+torch.onnx.export(
+    net,
+    (torch.randn(1, 32),),
+    buf,
+    dynamo=False,
+    opset_version=17,
+    input_names=["x"],
+    output_names=["logp"],
+    dynamic_axes={"x": {0: "N"}, "logp": {0: "N"}},
+)
 model = onnx.load_from_string(buf.getvalue())
 if os.path.exists(out_path(DATA)):
     os.remove(out_path(DATA))  # onnx appends to an existing data file
-onnx.save_model(model, out_path(f"{NAME}.onnx"), save_as_external_data=True,
-                all_tensors_to_one_file=True, location=DATA, size_threshold=1024)
+onnx.save_model(
+    model,
+    out_path(f"{NAME}.onnx"),
+    save_as_external_data=True,
+    all_tensors_to_one_file=True,
+    location=DATA,
+    size_threshold=1024,
+)
 os.chmod(out_path(DATA), 0o644)
 onnx.checker.check_model(out_path(f"{NAME}.onnx"))  # path-based check resolves external data
 
@@ -43,9 +60,17 @@ write_meta(
     NAME,
     exporter="torch.onnx.export (TorchScript, dynamo=False) + onnx.save_model(save_as_external_data=True)",
     exporter_version=torch.__version__,
-    framework="pytorch", framework_version=torch.__version__,
-    features=["external data: large initializers in " + DATA + " (location/offset/length)",
-              "mixed inline + external initializers", "Gemm", "Tanh", "Relu", "LogSoftmax", "dynamic batch N"],
+    framework="pytorch",
+    framework_version=torch.__version__,
+    features=[
+        "external data: large initializers in " + DATA + " (location/offset/length)",
+        "mixed inline + external initializers",
+        "Gemm",
+        "Tanh",
+        "Relu",
+        "LogSoftmax",
+        "dynamic batch N",
+    ],
     input_shapes={"x": (3, 32)},
     external_data=[DATA],
     generator_env="main env: torch CPU + onnx",

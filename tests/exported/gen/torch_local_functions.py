@@ -10,6 +10,7 @@ have no attributes.
 Runs in the main environment:
     python tests/exported/gen/torch_local_functions.py
 """
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -64,18 +65,32 @@ with torch.no_grad():
         b.bn1.running_mean.normal_(0, 0.1)
         b.bn1.running_var.uniform_(0.5, 1.5)
 
-torch.onnx.export(net, (torch.randn(1, 3, 16, 16),), out_path(f"{NAME}.onnx"), dynamo=False,
-                  opset_version=17, input_names=["x"], output_names=["logits"],
-                  export_modules_as_functions={ResBlock, SqueezeExcite})
+torch.onnx.export(
+    net,
+    (torch.randn(1, 3, 16, 16),),
+    out_path(f"{NAME}.onnx"),
+    dynamo=False,
+    opset_version=17,
+    input_names=["x"],
+    output_names=["logits"],
+    export_modules_as_functions={ResBlock, SqueezeExcite},
+)
 
 write_meta(
     NAME,
     exporter="torch.onnx.export (TorchScript, dynamo=False, export_modules_as_functions)",
     exporter_version=torch.__version__,
-    framework="pytorch", framework_version=torch.__version__,
-    features=["ONNX local functions (ModelProto.functions, custom domain)", "nested function calls",
-              "weights passed into functions as node inputs", "function opset_import incl. its own domain",
-              "GlobalAveragePool / ReduceMean", "Sigmoid gating Mul", "Gemm"],
+    framework="pytorch",
+    framework_version=torch.__version__,
+    features=[
+        "ONNX local functions (ModelProto.functions, custom domain)",
+        "nested function calls",
+        "weights passed into functions as node inputs",
+        "function opset_import incl. its own domain",
+        "GlobalAveragePool / ReduceMean",
+        "Sigmoid gating Mul",
+        "Gemm",
+    ],
     generator_env="main env: torch CPU + onnx",
 )
 print("wrote", out_path(f"{NAME}.onnx"))

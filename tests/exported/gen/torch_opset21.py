@@ -6,6 +6,7 @@ instead of attributes, etc.
 Needs onnxscript, so it runs in the venv with the main torch + onnxscript:
     /tmp/venv-torch/bin/python tests/exported/gen/torch_opset21.py
 """
+
 import onnxscript
 import torch
 import torch.nn as nn
@@ -30,7 +31,7 @@ class Net(nn.Module):
         u = F.interpolate(d, scale_factor=2.0, mode="bilinear", align_corners=False)
         h = torch.cat([h, u], dim=1)
         a, b = torch.chunk(self.conv3(h), 2, dim=1)
-        y = a * torch.sigmoid(b)                                  # GLU-style gate
+        y = a * torch.sigmoid(b)  # GLU-style gate
         return y.amax(dim=(2, 3)), y.mean(dim=1, keepdim=True)
 
 
@@ -46,11 +47,19 @@ write_meta(
     NAME,
     exporter="torch.onnx.export (dynamo=True, opset_version=21) + onnxscript " + onnxscript.__version__,
     exporter_version=torch.__version__,
-    framework="pytorch", framework_version=torch.__version__,
-    features=["opset 21", "GroupNormalization-21 or its decomposition", "Sigmoid/Mul (SiLU, GLU gate)",
-              "Pad-21 asymmetric constant (pads/value as inputs)", "Resize bilinear (half_pixel)",
-              "Concat", "Split into 2 outputs", "ReduceMax/ReduceMean with axes input",
-              "two graph outputs"],
+    framework="pytorch",
+    framework_version=torch.__version__,
+    features=[
+        "opset 21",
+        "GroupNormalization-21 or its decomposition",
+        "Sigmoid/Mul (SiLU, GLU gate)",
+        "Pad-21 asymmetric constant (pads/value as inputs)",
+        "Resize bilinear (half_pixel)",
+        "Concat",
+        "Split into 2 outputs",
+        "ReduceMax/ReduceMean with axes input",
+        "two graph outputs",
+    ],
     generator_env="venv --system-site-packages (main torch) + onnxscript==" + onnxscript.__version__,
 )
 print("wrote", out_path(f"{NAME}.onnx"))

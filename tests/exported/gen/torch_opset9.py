@@ -10,6 +10,7 @@ Softmax-1 2-D coercion semantics, BatchNormalization-9.
 Runs in the main environment:
     python tests/exported/gen/torch_opset9.py
 """
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -29,13 +30,13 @@ class Net(nn.Module):
 
     def forward(self, x):
         x = F.pad(x, (1, 1, 1, 1), mode="reflect")
-        x = F.hardtanh(self.bn1(self.conv1(x)), 0.0, 6.0)           # Clip(min=0, max=6) attrs
+        x = F.hardtanh(self.bn1(self.conv1(x)), 0.0, 6.0)  # Clip(min=0, max=6) attrs
         y = F.relu(self.conv2(x))
-        y = F.interpolate(y, scale_factor=2.0, mode="nearest")     # Upsample-9
+        y = F.interpolate(y, scale_factor=2.0, mode="nearest")  # Upsample-9
         x = torch.cat([x, y], dim=1)
         x = F.max_pool2d(x, 2)
-        x = x[:, :4]                                                # Slice-1 attrs
-        x = x.mean(dim=(2, 3))                                      # ReduceMean axes attr
+        x = x[:, :4]  # Slice-1 attrs
+        x = x.mean(dim=(2, 3))  # ReduceMean axes attr
         x = self.fc(x)
         return F.softmax(x, dim=1), x.unsqueeze(1)
 
@@ -47,20 +48,40 @@ with torch.no_grad():
     net.bn1.weight.uniform_(0.5, 1.5)
     net.bn1.bias.normal_(0, 0.1)
 
-torch.onnx.export(net, (torch.randn(1, 3, 16, 16),), out_path(f"{NAME}.onnx"), dynamo=False,
-                  opset_version=9, keep_initializers_as_inputs=True, do_constant_folding=False,
-                  input_names=["x"], output_names=["probs", "logits3d"])
+torch.onnx.export(
+    net,
+    (torch.randn(1, 3, 16, 16),),
+    out_path(f"{NAME}.onnx"),
+    dynamo=False,
+    opset_version=9,
+    keep_initializers_as_inputs=True,
+    do_constant_folding=False,
+    input_names=["x"],
+    output_names=["probs", "logits3d"],
+)
 
 write_meta(
     NAME,
     exporter="torch.onnx.export (TorchScript, dynamo=False, opset_version=9, keep_initializers_as_inputs=True)",
     exporter_version=torch.__version__,
-    framework="pytorch", framework_version=torch.__version__,
-    features=["opset 9", "initializers also listed as graph inputs (must not be required feeds)",
-              "Pad-2 (pads attr, reflect)", "BatchNormalization (unfolded, do_constant_folding=False)",
-              "Clip-6 (min/max attrs)", "Upsample-9 (scales input)", "Concat", "MaxPool",
-              "Slice-1 (starts/ends/axes attrs)", "ReduceMean axes attr", "Gemm", "Softmax-1", "Unsqueeze-1 axes attr",
-              "two graph outputs"],
+    framework="pytorch",
+    framework_version=torch.__version__,
+    features=[
+        "opset 9",
+        "initializers also listed as graph inputs (must not be required feeds)",
+        "Pad-2 (pads attr, reflect)",
+        "BatchNormalization (unfolded, do_constant_folding=False)",
+        "Clip-6 (min/max attrs)",
+        "Upsample-9 (scales input)",
+        "Concat",
+        "MaxPool",
+        "Slice-1 (starts/ends/axes attrs)",
+        "ReduceMean axes attr",
+        "Gemm",
+        "Softmax-1",
+        "Unsqueeze-1 axes attr",
+        "two graph outputs",
+    ],
     generator_env="main env: torch CPU + onnx",
 )
 print("wrote", out_path(f"{NAME}.onnx"))

@@ -13,6 +13,7 @@ exists"; so the opset-9 model is exported directly by torch instead, see torch_o
 Runs in the main environment, after gen/torch_opset9.py:
     python tests/exported/gen/vc_opset9_to_21.py
 """
+
 import onnx
 from _meta import out_path, write_meta
 from onnx import version_converter
@@ -28,10 +29,19 @@ write_meta(
     NAME,
     exporter="onnx.version_converter.convert_version(torch_opset9.onnx, 21)",
     exporter_version="onnx " + onnx.__version__,
-    framework="pytorch (via torch_opset9.onnx)", framework_version="see torch_opset9",
-    features=["opset 21 produced by version_converter", "Resize (from Upsample-9)", "Clip with min/max inputs",
-              "Slice with inputs", "ReduceMean-18 axes input", "Unsqueeze-13 axes input", "Pad with pads input",
-              "initializers also listed as graph inputs", "same outputs as torch_opset9"],
+    framework="pytorch (via torch_opset9.onnx)",
+    framework_version="see torch_opset9",
+    features=[
+        "opset 21 produced by version_converter",
+        "Resize (from Upsample-9)",
+        "Clip with min/max inputs",
+        "Slice with inputs",
+        "ReduceMean-18 axes input",
+        "Unsqueeze-13 axes input",
+        "Pad with pads input",
+        "initializers also listed as graph inputs",
+        "same outputs as torch_opset9",
+    ],
     generator_env="main env: onnx",
 )
 print("wrote", out_path(f"{NAME}.onnx"))
