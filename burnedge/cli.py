@@ -236,3 +236,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("burnedge: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `burnedge ops | head`: the reader left; that is not an error
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps the interpreter's final flush quiet
+        return 0
