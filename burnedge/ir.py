@@ -43,7 +43,8 @@ class Node:
     """One op application. `inputs` uses "" for an omitted optional input, as ONNX does.
 
     `captures` lists the outer-scope values that the node's subgraphs read: they are inputs too, as far as
-    lifetimes and ordering go.
+    lifetimes and ordering go. `origin` lists the (ONNX op type, node name) pairs a pass fused into this node;
+    empty means the node is itself an ONNX node.
     """
 
     op: OpDef
@@ -52,10 +53,16 @@ class Node:
     outputs: list[str]
     attrs: dict[str, Any] = field(default_factory=dict)
     captures: list[str] = field(default_factory=list)
+    origin: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def op_type(self) -> str:
         return self.op.name
+
+    @property
+    def onnx_ops(self) -> list[tuple[str, str]]:
+        """The ONNX (op type, node name) pairs this node computes: itself, or what was fused into it."""
+        return self.origin or [(self.op_type, self.name)]
 
     def uses(self) -> list[str]:
         """Every value this node reads: its inputs, then what its subgraphs capture."""
@@ -127,6 +134,26 @@ class Graph:
             stuck = [self.nodes[i].name for i in range(len(self.nodes)) if waiting[i] > 0]
             raise ModelError(f"graph {self.name!r} has a cycle through node(s) {', '.join(map(repr, stuck[:8]))}")
         self.nodes = [self.nodes[i] for i in order]
+
+    def consumers(self) -> dict[str, list[Node]]:
+        """Value name -> the nodes that read it (a graph output is read by no node)."""
+        out: dict[str, list[Node]] = {}
+        for node in self.nodes:
+            for n in node.uses():
+                out.setdefault(n, []).append(node)
+        return out
+
+    def prune(self) -> None:
+        """Drops nodes whose outputs nobody reads and values nobody defines or reads."""
+        live = set(self.outputs)
+        kept: list[Node] = []
+        for node in reversed(self.nodes):
+            if any(o in live for o in node.outputs if o):
+                kept.append(node)
+                live.update(node.uses())
+        self.nodes = kept[::-1]
+        keep = live | set(self.inputs) | {o for n in self.nodes for o in n.outputs}
+        self.values = {k: v for k, v in self.values.items() if k in keep}
 
     def verify(self, outer: set[str] | frozenset[str] = frozenset()) -> None:
         """Check the invariants every stage relies on; raise ModelError naming the first broken one."""

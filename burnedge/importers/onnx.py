@@ -327,18 +327,6 @@ def _fold_control_flow(node: Node, graph: Graph) -> list[Node] | None:
 
 
 # -- 6. finalize --------------------------------------------------------------------------------------------------
-def _prune(graph: Graph) -> None:
-    live = set(graph.outputs)
-    kept: list[Node] = []
-    for node in reversed(graph.nodes):
-        if any(o in live for o in node.outputs if o):
-            kept.append(node)
-            live.update(node.uses())
-    graph.nodes = kept[::-1]
-    keep = live | set(graph.inputs) | {o for n in graph.nodes for o in n.outputs}
-    graph.values = {k: v for k, v in graph.values.items() if k in keep}
-
-
 def from_proto(
     model: ModelProto, input_shapes: Mapping[str, Sequence[int]] | None = None, bind: Mapping[str, Any] | None = None
 ) -> Graph:
@@ -359,6 +347,6 @@ def from_proto(
     _static_inputs(graph, model.graph, input_shapes or {}, bind or {})
     graph.toposort()
     _infer_and_fold(graph)
-    _prune(graph)
+    graph.prune()
     graph.verify()
     return graph

@@ -17,7 +17,7 @@ def _unary(name: str, fn, since: int = 1) -> None:
         return same_dtype(fn(x), x)
 
     op.__name__ = name.lower()
-    register(name, since)(op)
+    register(name, since, tags=("view",) if name == "Identity" else ("elementwise",))(op)
 
 
 for _name, _fn in {
@@ -85,8 +85,8 @@ def _binary(name: str, fn, since: int = 7) -> None:
         return same_dtype(fn(a, b), a)
 
     op.__name__ = legacy.__name__ = name.lower()
-    register(name, 1, 6)(legacy)
-    register(name, since)(op)
+    register(name, 1, 6, tags=("elementwise",))(legacy)
+    register(name, since, tags=("elementwise",))(op)
 
 
 _binary("Add", np.add)

@@ -127,22 +127,22 @@ def _dropout(x: np.ndarray, ratio: float, training: bool, seed, mask_dtype, n_ou
     return out, keep.astype(mask_dtype)
 
 
-@register("Dropout", since=1)
+@register("Dropout", since=1, tags=("view",))
 def dropout_v1(data, *, ratio=0.5, is_test=0, consumed_inputs=None, _n_outputs):
     return _dropout(data, ratio, False, None, data.dtype, _n_outputs)
 
 
-@register("Dropout", since=7)
+@register("Dropout", since=7, tags=("view",))
 def dropout_v7(data, *, ratio=0.5, _n_outputs):
     return _dropout(data, ratio, False, None, data.dtype, _n_outputs)
 
 
-@register("Dropout", since=10)
+@register("Dropout", since=10, tags=("view",))
 def dropout_v10(data, *, ratio=0.5, _n_outputs):
     return _dropout(data, ratio, False, None, bool, _n_outputs)
 
 
-@register("Dropout", since=12)
+@register("Dropout", since=12, tags=("view",))
 def dropout(data, ratio=None, training_mode=None, *, seed=None, _n_outputs):
     r = 0.5 if ratio is None else float(np.asarray(ratio).reshape(-1)[0])
     training = training_mode is not None and bool(np.asarray(training_mode).reshape(-1)[0])

@@ -14,6 +14,8 @@ import numpy as np
 from . import register
 from ._common import norm_axis
 
+VIEW = ("view",)  # the output is the input's bytes reinterpreted: the planner lets them share memory
+
 
 def _ints(a) -> list[int]:
     """A constant input or an attribute as a list of Python ints."""
@@ -38,22 +40,22 @@ def _reshape(x: np.ndarray, shape, allowzero: int) -> np.ndarray:
     return x.reshape(dims).copy()
 
 
-@register("Reshape", since=1)
+@register("Reshape", since=1, tags=VIEW)
 def reshape_v1(data, *, shape, consumed_inputs=None):
     return _reshape(data, shape, 0)
 
 
-@register("Reshape", since=5, static=(1,))
+@register("Reshape", since=5, static=(1,), tags=VIEW)
 def reshape_v5(data, shape):
     return _reshape(data, shape, 0)
 
 
-@register("Reshape", since=14, static=(1,))
+@register("Reshape", since=14, static=(1,), tags=VIEW)
 def reshape(data, shape, *, allowzero=0):
     return _reshape(data, shape, allowzero)
 
 
-@register("Flatten", since=1)
+@register("Flatten", since=1, tags=VIEW)
 def flatten(x, *, axis=1):
     axis = axis + x.ndim if axis < 0 else axis
     if not 0 <= axis <= x.ndim:
@@ -88,22 +90,22 @@ def _unsqueeze(x: np.ndarray, axes) -> np.ndarray:
     return x.reshape([1 if i in norm else next(dims) for i in range(rank)]).copy()
 
 
-@register("Squeeze", since=1)
+@register("Squeeze", since=1, tags=VIEW)
 def squeeze_v1(data, *, axes=None):
     return _squeeze(data, axes)
 
 
-@register("Squeeze", since=13, static=(1,))
+@register("Squeeze", since=13, static=(1,), tags=VIEW)
 def squeeze(data, axes=None):
     return _squeeze(data, axes)
 
 
-@register("Unsqueeze", since=1)
+@register("Unsqueeze", since=1, tags=VIEW)
 def unsqueeze_v1(data, *, axes):
     return _unsqueeze(data, axes)
 
 
-@register("Unsqueeze", since=13, static=(1,))
+@register("Unsqueeze", since=13, static=(1,), tags=VIEW)
 def unsqueeze(data, axes):
     return _unsqueeze(data, axes)
 

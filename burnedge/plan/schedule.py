@@ -1,46 +1,104 @@
-"""Tensor lifetimes over the node order: which activation buffer lives from which step to which step."""
+"""Tensor lifetimes over the node order, with the aliases that let two tensors share bytes.
+
+Two kinds of alias:
+- a view (Reshape, Flatten, Squeeze, Unsqueeze, Identity, inference Dropout): the output is the input's bytes,
+  always;
+- in place: an elementwise step may write its output over an input of the same size whose bytes die at that
+  step (nothing reads them later, views included).
+
+Aliased tensors form one buffer whose lifetime spans all of theirs. Scratch memory a kernel asks for is a buffer
+alive during its own step only.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
-from ..ir import Graph
+from ..ir import Graph, Node
 
 __all__ = ["Buffer", "lifetimes"]
 
 
-@dataclass(frozen=True)
+@dataclass
 class Buffer:
-    """An arena-resident tensor: bytes needed, step that writes it first, step that reads it last (inclusive).
+    """Bytes in the arena: size, the step that writes them first, the step that reads them last (inclusive).
 
-    Graph inputs are written at step -1 (before the first node); graph outputs live until the last step.
+    Graph inputs are written at step -1 (before the first node); graph outputs live until step len(nodes).
+    `tensors` are the tensor names sharing these bytes (the first is the root); a scratch buffer has none and
+    names its step in `scratch_of`.
     """
 
-    name: str
     size: int
     first: int
     last: int
+    tensors: list[str] = field(default_factory=list)
+    scratch_of: int | None = None
 
 
-def lifetimes(graph: Graph) -> list[Buffer]:
-    """Buffers for every non-constant, non-object tensor of `graph`, in order of first use."""
+def _in_arena(graph: Graph, name: str) -> bool:
+    v = graph.values[name]
+    return not v.is_const and v.dtype != object
+
+
+def _is_view(node: Node) -> bool:
+    return "view" in node.op.tags and len([o for o in node.outputs if o]) == 1 and bool(node.inputs[0])
+
+
+def lifetimes(graph: Graph, scratch: Callable[[Node], int] | None = None, in_place: bool = True) -> list[Buffer]:
+    """Buffers for every arena tensor of `graph` (constants and object tensors live elsewhere), plus scratch.
+
+    Steps: walk the nodes in order; a view joins its input's buffer; an elementwise output joins the buffer of a
+    same-size input whose last reader is this step; any other output opens a buffer. Then extend each buffer to
+    the last read of any of its tensors.
+    """
     end = len(graph.nodes)
-    first: dict[str, int] = {n: -1 for n in graph.inputs}
-    last: dict[str, int] = {n: -1 for n in graph.inputs}
+    last_use: dict[str, int] = {}
     for step, node in enumerate(graph.nodes):
         for n in node.uses():
-            if n in last:
-                last[n] = step
-        for n in node.outputs:
-            if n:
-                first[n] = last[n] = step
+            last_use[n] = step
     for n in graph.outputs:
-        if n in last:
-            last[n] = end
-    out = []
-    for n, f in first.items():
-        v = graph.values[n]
-        if v.is_const or v.dtype == object:
+        last_use[n] = end
+    owner: dict[str, Buffer] = {}
+    buffers: list[Buffer] = []
+
+    def open_buffer(name: str, step: int) -> None:
+        b = Buffer(graph.values[name].nbytes, step, max(step, last_use.get(name, step)), [name])
+        owner[name] = b
+        buffers.append(b)
+
+    for name in graph.inputs:
+        if _in_arena(graph, name):
+            open_buffer(name, -1)
+    for step, node in enumerate(graph.nodes):
+        for out in node.outputs:
+            if not out or not _in_arena(graph, out):
+                continue
+            base = _alias_target(graph, node, out, owner, step) if in_place or _is_view(node) else None
+            if base is not None:
+                base.tensors.append(out)
+                base.last = max(base.last, last_use.get(out, step))
+                owner[out] = base
+            else:
+                open_buffer(out, step)
+        need = scratch(node) if scratch else 0
+        if need:
+            buffers.append(Buffer(need, step, step, [], scratch_of=step))
+    return buffers
+
+
+def _alias_target(graph: Graph, node: Node, out: str, owner: dict[str, Buffer], step: int) -> Buffer | None:
+    vo = graph.values[out]
+    if _is_view(node):
+        src = node.inputs[0]
+        return owner.get(src) if src in owner and graph.values[src].nbytes == vo.nbytes else None
+    if "elementwise" not in node.op.tags or out != node.outputs[0]:
+        return None
+    for src in node.inputs:
+        b = owner.get(src) if src else None
+        v = graph.values[src] if src else None
+        if b is None or v is None or v.shape != vo.shape or v.dtype.itemsize != vo.dtype.itemsize:
             continue
-        out.append(Buffer(n, v.nbytes, f, last[n]))
-    return out
+        if b.last == step and not any(n in graph.outputs for n in b.tensors):
+            return b
+    return None

@@ -4,8 +4,8 @@ Memory: the executable owns one uint8 arena per run; every activation is a view 
 planner that overlaps two live tensors corrupts results here, on the host, where a test sees it. Constants are
 read from the graph (they play the weights' part); object (string) tensors live outside the arena.
 
-    arena  |-- x (step -1..0) --|-- conv_out (0..1) --|        later tensors reuse freed ranges
-           0                    64                    ...
+    arena  |-- x (step -1..0) --|-- conv_out (0..1) --|        later tensors reuse freed ranges;
+           0                    64                    ...    views and in-place outputs share their input's bytes
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 from ...errors import BurnedgeError
 from ...ir import Graph
 from ...ops._eval import evaluate
-from ...plan import best_plan, lifetimes
+from ...plan import make_plan
 
 __all__ = ["BACKEND", "NumpyExecutable"]
 
@@ -27,9 +27,9 @@ class NumpyExecutable:
 
     def __init__(self, graph: Graph):
         self.graph = graph
-        bufs = lifetimes(graph)
-        self.planner, offsets, self.arena_bytes = best_plan([(b.size, b.first, b.last) for b in bufs])
-        self.offsets = {b.name: off for b, off in zip(bufs, offsets)}
+        self.plan = make_plan(graph)
+        self.arena_bytes = self.plan.arena_bytes
+        self.offsets = self.plan.offsets
 
     def _view(self, arena: np.ndarray, name: str) -> np.ndarray:
         v = self.graph.values[name]
