@@ -14,15 +14,17 @@ class ModelError(BurnedgeError):
 
 
 class UnsupportedOpError(BurnedgeError):
-    """The model uses ops burnedge lacks. `missing` maps (domain, op_type, opset) to the node names."""
+    """The model uses ops burnedge (or one backend) lacks. `missing` maps (domain, op_type, opset) to node names."""
 
-    def __init__(self, missing: dict[tuple[str, str, int], list[str]]):
+    def __init__(self, missing: dict[tuple[str, str, int], list[str]], backend: str | None = None):
         self.missing = missing
+        self.backend = backend
         parts = []
         for (domain, op_type, opset), nodes in sorted(missing.items()):
             shown = ", ".join(repr(n) for n in nodes[:5]) + (f" and {len(nodes) - 5} more" if len(nodes) > 5 else "")
             parts.append(f"{domain + '.' if domain else ''}{op_type} (opset {opset}; nodes {shown})")
-        super().__init__(f"{len(missing)} unsupported op(s): " + "; ".join(parts))
+        where = f" on the {backend} backend" if backend else ""
+        super().__init__(f"{len(missing)} unsupported op(s){where}: " + "; ".join(parts))
 
 
 class NotStaticError(ModelError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -134,6 +135,11 @@ class Graph:
             stuck = [self.nodes[i].name for i in range(len(self.nodes)) if waiting[i] > 0]
             raise ModelError(f"graph {self.name!r} has a cycle through node(s) {', '.join(map(repr, stuck[:8]))}")
         self.nodes = [self.nodes[i] for i in order]
+
+    def copy(self) -> Graph:
+        """A copy that passes may rewrite freely; constant arrays are shared (they are never written)."""
+        memo: dict[int, Any] = {id(v.data): v.data for v in self.values.values() if v.data is not None}
+        return copy.deepcopy(self, memo)
 
     def consumers(self) -> dict[str, list[Node]]:
         """Value name -> the nodes that read it (a graph output is read by no node)."""

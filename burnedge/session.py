@@ -19,14 +19,15 @@ __all__ = ["Session"]
 class Session:
     """A model compiled for one backend. `run(feeds)` maps input names to arrays and returns outputs by name."""
 
-    def __init__(self, model: Model | str | os.PathLike[str], backend: str = "numpy"):
+    def __init__(self, model: Model | str | os.PathLike[str], backend: str = "numpy", threads: int = 1):
         if isinstance(model, (str, os.PathLike)):
             model = load(Path(model))
         if not isinstance(model, Model):
             raise BurnedgeError(f"Session needs a Model or a model path, not {type(model).__name__}")
         self.model = model
         self.backend = backends.get(backend)
-        self._exe = self.backend.compile(model.graph)
+        options = {"threads": threads} if threads != 1 else {}
+        self._exe = self.backend.compile(model.graph, **options)
 
     @property
     def inputs(self) -> list[TensorInfo]:

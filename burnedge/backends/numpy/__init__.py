@@ -79,7 +79,7 @@ class NumpyBackend:
     def unavailable_reason(self) -> str | None:
         return None
 
-    def compile(self, graph: Graph) -> NumpyExecutable:
+    def compile(self, graph: Graph, threads: int = 1) -> NumpyExecutable:  # one thread: the reference is simple
         return NumpyExecutable(graph)
 
 

@@ -1,0 +1,46 @@
+/* burnedge kernel library: declarations shared by the kernels and the generated model source.
+ *
+ * Conventions: tensors are dense, row-major (NCHW for images) float32 unless a name says otherwise; shapes are
+ * passed as plain integers; the caller owns every buffer (the arena and the weights); kernels never allocate.
+ * `threads` is how many threads a kernel may use; every output element is computed by exactly one thread in a
+ * fixed order, so results do not depend on it.
+ */
+#ifndef BURNEDGE_H
+#define BURNEDGE_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* integer modulo with the sign of the divisor (ONNX Mod, fmod=0); 0 for a zero divisor */
+static inline int64_t be_floor_mod(int64_t a, int64_t b) {
+    if (b == 0) return 0;
+    int64_t r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+/* epilogue activations of FusedConv / FusedGemm / FusedMatMul (see burnedge/ops/fused.py) */
+enum be_act {
+    BE_ACT_NONE = 0, BE_ACT_RELU, BE_ACT_CLIP, BE_ACT_LEAKY_RELU, BE_ACT_HARD_SIGMOID, BE_ACT_HARD_SWISH,
+    BE_ACT_SIGMOID, BE_ACT_TANH, BE_ACT_GELU
+};
+
+static inline float be_activate(float y, int act, float p0, float p1) {
+    switch (act) {
+    case BE_ACT_RELU: return y > 0.0f ? y : 0.0f;
+    case BE_ACT_CLIP: return y < p0 ? p0 : (y > p1 ? p1 : y);
+    case BE_ACT_LEAKY_RELU: return y >= 0.0f ? y : p0 * y;
+    case BE_ACT_HARD_SIGMOID: return fmaxf(0.0f, fminf(1.0f, p0 * y + p1));
+    case BE_ACT_HARD_SWISH: return y * fmaxf(0.0f, fminf(1.0f, y * (1.0f / 6.0f) + 0.5f));
+    case BE_ACT_SIGMOID: return 1.0f / (1.0f + expf(-y));
+    case BE_ACT_TANH: return tanhf(y);
+    case BE_ACT_GELU: return 0.5f * y * (1.0f + erff(y * 0.70710678118654752f));
+    default: return y;
+    }
+}
+
+/* Kernels are declared in one header per family (kernels/<family>.h, defined in <family>.c); the generated
+ * model source includes every header. */
+
+#endif

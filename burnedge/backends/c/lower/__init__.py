@@ -1,0 +1,163 @@
+"""Lowering registry of the C backend: one Python function per op that turns a plan step into C statements.
+
+A lowering looks like this::
+
+    @lower("Relu")
+    def relu(ctx: Ctx, node: Node) -> str:
+        n = ctx.size(node.outputs[0])
+        return f"be_relu_f32({ctx.tensor(node.inputs[0])}, {ctx.tensor(node.outputs[0])}, {n});"
+
+- it returns C statements with constant shapes, reading inputs and writing outputs through `ctx.tensor(name)`
+  (an arena pointer for activations, a weights pointer for constants);
+- `ctx.pack(key, array)` adds a derived constant (repacked weights, a folded table) and returns its pointer;
+- `scratch=` gives the bytes of scratch memory a step needs (``ctx.scratch()`` points at them); the planner
+  places it in the arena for that step only;
+- `ctx.require(reason)` rejects a node this lowering cannot run (an unsupported dtype or attribute): the error
+  names the node, the op and the reason;
+- kernels live in ``kernels/*.c`` (declared in ``kernels/burnedge.h``), compiled once into a static library.
+
+Lowerings are found by directory convention: every module of this package registers its own.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ....errors import BurnedgeError
+from ....ir import Graph, Node
+from ....plan import Plan
+
+__all__ = ["CTYPES", "Ctx", "LowerError", "Lowering", "ctype", "find", "lower", "supported"]
+
+CTYPES = {
+    "float32": "float",
+    "float64": "double",
+    "int8": "int8_t",
+    "uint8": "uint8_t",
+    "int16": "int16_t",
+    "uint16": "uint16_t",
+    "int32": "int32_t",
+    "uint32": "uint32_t",
+    "int64": "int64_t",
+    "uint64": "uint64_t",
+    "bool": "uint8_t",
+}
+
+
+class LowerError(BurnedgeError):
+    """A node the C backend cannot lower (an op without a kernel, an unsupported dtype or attribute)."""
+
+
+def ctype(dtype: Any) -> str:
+    name = np.dtype(dtype).name
+    if name not in CTYPES:
+        raise LowerError(f"the C backend has no type for {name}")
+    return CTYPES[name]
+
+
+@dataclass(frozen=True)
+class Lowering:
+    fn: Callable[[Ctx, Node], str]
+    scratch: Callable[[Graph, Node], int] | None = None
+
+
+_LOWERINGS: dict[tuple[str, str], Lowering] = {}
+_loaded = False
+
+
+def lower(*names: str, domain: str = "", scratch: Callable[[Graph, Node], int] | None = None):
+    """Decorator: registers a lowering for the ONNX (or burnedge-domain) ops `names`, every opset version."""
+
+    def deco(fn: Callable[[Ctx, Node], str]) -> Callable[[Ctx, Node], str]:
+        for name in names:
+            if (domain, name) in _LOWERINGS:
+                raise RuntimeError(f"two C lowerings for {domain + '.' if domain else ''}{name}")
+            _LOWERINGS[(domain, name)] = Lowering(fn, scratch)
+        return fn
+
+    return deco
+
+
+def _load_all() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for info in pkgutil.iter_modules(__path__):
+            importlib.import_module(f"{__name__}.{info.name}")
+
+
+def find(node: Node) -> Lowering | None:
+    """The lowering of `node`'s op, or None when the C backend has no kernel for it."""
+    _load_all()
+    return _LOWERINGS.get((node.op.domain, node.op.name))
+
+
+def supported() -> set[tuple[str, str]]:
+    """(domain, op name) of every op the C backend can lower."""
+    _load_all()
+    return set(_LOWERINGS)
+
+
+@dataclass
+class Ctx:
+    """What a lowering sees: the plan, the step being lowered, and where every tensor lives."""
+
+    plan: Plan
+    weights: dict[str, tuple[int, np.ndarray]]  # constant name -> (offset in the weights blob, array)
+    step: int = 0
+    node: Node | None = None
+    weight_bytes: int = 0
+    packed: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def graph(self) -> Graph:
+        return self.plan.graph
+
+    def require(self, ok: bool, reason: str) -> None:
+        if not ok:
+            node = self.node
+            where = f"node {node.name!r} ({node.op_type})" if node else "a node"
+            raise LowerError(f"C backend cannot run {where}: {reason}")
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        return self.graph.values[name].shape
+
+    def dtype(self, name: str) -> np.dtype:
+        return self.graph.values[name].dtype
+
+    def size(self, name: str) -> int:
+        return int(np.prod(self.shape(name), dtype=np.int64))
+
+    def const(self, name: str) -> np.ndarray | None:
+        """The value of a constant input (attributes-as-inputs: axes, pads, scales), None for activations."""
+        return self.graph.values[name].data if name else None
+
+    def _add_weight(self, key: str, arr: np.ndarray) -> int:
+        if key not in self.weights:
+            arr = np.ascontiguousarray(arr)
+            self.weights[key] = (self.weight_bytes, arr)
+            self.weight_bytes += (arr.nbytes + 63) // 64 * 64
+        return self.weights[key][0]
+
+    def tensor(self, name: str, as_type: str | None = None) -> str:
+        """A C pointer expression to tensor `name`, typed by its dtype (or `as_type`)."""
+        v = self.graph.values[name]
+        ct = as_type or ctype(v.dtype)
+        if v.is_const:
+            return f"((const {ct} *)(weights + {self._add_weight(name, v.data)}))"
+        self.require(name in self.plan.offsets, f"tensor {name!r} of dtype {v.dtype} has no place in the arena")
+        return f"(({ct} *)(arena + {self.plan.offsets[name]}))"
+
+    def pack(self, key: str, arr: np.ndarray) -> str:
+        """Adds a derived constant (e.g. weights repacked for a kernel) and returns its typed pointer."""
+        return f"((const {ctype(arr.dtype)} *)(weights + {self._add_weight(key, arr)}))"
+
+    def scratch(self, ct: str = "float") -> str:
+        self.require(self.step in self.plan.scratch, "the lowering asked for scratch memory it did not declare")
+        return f"(({ct} *)(arena + {self.plan.scratch[self.step][0]}))"

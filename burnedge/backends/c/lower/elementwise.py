@@ -1,0 +1,225 @@
+"""Elementwise ops and fused elementwise chains, generated as one loop with constant shapes and broadcasting.
+
+A single elementwise node and a `burnedge.Elementwise` node (a chain fused by the passes) go through the same
+generator: every external input gets its broadcast strides over the output shape; dimensions that are contiguous
+for every operand are merged; scalar constants become literals; each op of the chain becomes one C expression
+on locals. Reading every operand before writing the output makes the loop safe in place.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from ....ir import Graph, Node
+from . import Ctx, ctype, lower
+
+# op -> C expression over its operands {0}, {1}, ... and attributes {alpha} ...; float forms use float math
+FLOAT_EXPR: dict[str, str] = {
+    "Add": "({0} + {1})", "Sub": "({0} - {1})", "Mul": "({0} * {1})", "Div": "({0} / {1})",
+    "Pow": "powf({0}, {1})", "Sqrt": "sqrtf({0})", "Exp": "expf({0})", "Log": "logf({0})", "Neg": "(-{0})",
+    "Abs": "fabsf({0})", "Reciprocal": "(1.0f / {0})", "Floor": "floorf({0})", "Ceil": "ceilf({0})",
+    "Round": "nearbyintf({0})", "Sign": "(float)(({0} > 0) - ({0} < 0))", "Erf": "erff({0})",
+    "Tanh": "tanhf({0})", "Sigmoid": "(1.0f / (1.0f + expf(-{0})))", "Relu": "({0} > 0 ? {0} : 0.0f)",
+    "Sin": "sinf({0})", "Cos": "cosf({0})", "Softsign": "({0} / (1.0f + fabsf({0})))",
+    "LeakyRelu": "({0} >= 0 ? {0} : {alpha}f * {0})",
+    "Elu": "({0} >= 0 ? {0} : {alpha}f * (expf({0}) - 1.0f))",
+    "Selu": "({gamma}f * ({0} > 0 ? {0} : {alpha}f * (expf({0}) - 1.0f)))",
+    "HardSigmoid": "fmaxf(0.0f, fminf(1.0f, {alpha}f * {0} + {beta}f))",
+    "HardSwish": "({0} * fmaxf(0.0f, fminf(1.0f, {0} * (1.0f / 6.0f) + 0.5f)))",
+    "Softplus": "({0} > 20.0f ? {0} : log1pf(expf({0})))",
+    "Gelu": "(0.5f * {0} * (1.0f + erff({0} * 0.70710678118654752f)))",
+    "PRelu": "({0} >= 0 ? {0} : {1} * {0})",
+    "Max": "fmaxf({0}, {1})", "Min": "fminf({0}, {1})",
+}  # fmt: skip
+INT_EXPR: dict[str, str] = {
+    "Add": "({0} + {1})", "Sub": "({0} - {1})", "Mul": "({0} * {1})", "Div": "({1} == 0 ? 0 : {0} / {1})",
+    "Neg": "(-{0})", "Abs": "({0} < 0 ? -{0} : {0})", "Relu": "({0} > 0 ? {0} : 0)",
+    "Max": "({0} > {1} ? {0} : {1})", "Min": "({0} < {1} ? {0} : {1})", "Sign": "(({0} > 0) - ({0} < 0))",
+}  # fmt: skip
+ANY_EXPR: dict[str, str] = {
+    "Equal": "({0} == {1})", "Less": "({0} < {1})", "Greater": "({0} > {1})", "LessOrEqual": "({0} <= {1})",
+    "GreaterOrEqual": "({0} >= {1})", "And": "({0} && {1})", "Or": "({0} || {1})", "Xor": "(!{0} != !{1})",
+    "Not": "(!{0})", "Where": "({0} ? {1} : {2})", "Cast": "{0}", "CastLike": "{0}", "IsNaN": "isnan({0})",
+}  # fmt: skip
+FLOAT_TYPES = ("float32",)
+INT_TYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
+
+
+def _literal(x: float | int | bool, dtype: np.dtype) -> str:
+    if dtype.kind == "f":
+        x = float(x)
+        if math.isnan(x):
+            return "NAN"
+        if math.isinf(x):
+            return "INFINITY" if x > 0 else "-INFINITY"
+        return f"{np.float32(x)!r}".replace("np.float32(", "").rstrip(")") + "f"
+    return f"(({ctype(dtype)}){int(x)})"
+
+
+def _expr(ctx: Ctx, node: Node, args: list[str], in_types: list[np.dtype], out_t: np.dtype) -> str:
+    """The C expression of one elementwise op over operand expressions `args`, giving type `out_t`."""
+    op = node.op_type
+    if op in ("Cast", "CastLike"):
+        ctx.require(out_t.name in FLOAT_TYPES + INT_TYPES + ("bool",), f"no C cast to {out_t}")
+        if out_t == np.bool_:
+            return f"({args[0]} != 0)"
+        if out_t.kind in "iu" and in_types[0].kind == "f":  # NaN/inf casts are undefined in C: make them 0
+            return f"(isfinite({args[0]}) ? ({ctype(out_t)})({args[0]}) : 0)"
+        return f"(({ctype(out_t)})({args[0]}))"
+    if op == "Clip":
+        lo = node.attrs.get("min", None)
+        hi = node.attrs.get("max", None)
+        e = args[0]
+        if len(args) > 1 and args[1]:
+            e = f"({e} < {args[1]} ? {args[1]} : {e})"
+        elif lo is not None:
+            e = f"({e} < {_literal(lo, in_types[0])} ? {_literal(lo, in_types[0])} : {e})"
+        if len(args) > 2 and args[2]:
+            e = f"({e} > {args[2]} ? {args[2]} : {e})"
+        elif hi is not None:
+            e = f"({e} > {_literal(hi, in_types[0])} ? {_literal(hi, in_types[0])} : {e})"
+        return e
+    if op in ("Sum", "Mean", "Max", "Min") and len(args) != 2:
+        ctx.require(len(args) >= 1, f"{op} without inputs")
+        if len(args) == 1:
+            return args[0]
+        pair = FLOAT_EXPR[op if op in ("Max", "Min") else "Add"]
+        e = args[0]
+        for a in args[1:]:
+            e = pair.format(e, a)
+        return f"({e} / {len(args)}.0f)" if op == "Mean" else e
+    if op == "Sum":
+        return f"({args[0]} + {args[1]})"
+    if op == "Mean":
+        return f"(({args[0]} + {args[1]}) / 2.0f)"
+    if op == "Mod":
+        if in_types[0].kind == "f" or node.attrs.get("fmod", 0):
+            return f"fmodf({args[0]}, {args[1]})" if in_types[0].kind == "f" else f"({args[0]} % {args[1]})"
+        a, b = args
+        return (
+            f"({b} == 0 ? 0 : (({a} % {b}) != 0 && ((({a} % {b}) < 0) != ({b} < 0)) ? ({a} % {b}) + {b} : {a} % {b}))"
+        )
+    table = ANY_EXPR if op in ANY_EXPR else FLOAT_EXPR if in_types[0].name in FLOAT_TYPES else INT_EXPR
+    if in_types[0].name not in FLOAT_TYPES + INT_TYPES + ("bool",):
+        ctx.require(False, f"the C backend has no elementwise {op} on {in_types[0]}")
+    ctx.require(op in table, f"the C backend has no elementwise {op} on {in_types[0]}")
+    attrs = {k: v for k, v in node.attrs.items() if isinstance(v, (int, float))}
+    defaults = {k: v for k, v in node.op.attrs.items() if isinstance(v, (int, float))}
+    return table[op].format(*args, **{**defaults, **attrs})
+
+
+def _strides(shape: tuple[int, ...], out: tuple[int, ...]) -> list[int]:
+    """Element strides of an operand of `shape` broadcast to `out` (0 along broadcast dimensions)."""
+    full = (1,) * (len(out) - len(shape)) + tuple(shape)
+    strides, acc = [0] * len(out), 1
+    for d in range(len(out) - 1, -1, -1):
+        strides[d] = acc if full[d] != 1 or out[d] == 1 else 0
+        acc *= full[d]
+    return strides
+
+
+def _merge(out: tuple[int, ...], strides: list[list[int]]) -> tuple[list[int], list[list[int]]]:
+    """Merges adjacent dims that every operand walks contiguously (or all broadcast alike)."""
+    dims = list(out)
+    st = [list(s) for s in strides]
+    d = len(dims) - 2
+    while d >= 0:
+        if all(s[d] == s[d + 1] * dims[d + 1] for s in st):
+            for s in st:
+                s[d] = s[d + 1]
+                del s[d + 1]
+            dims[d] *= dims[d + 1]
+            del dims[d + 1]
+        d -= 1
+    return dims, st
+
+
+Body = Callable[[list[str], list[np.dtype]], tuple[list[str], str]]
+
+
+def gen_loop(ctx: Ctx, out: str, inputs: list[str], body: Body) -> str:
+    """C code computing out[i] over out's shape, with broadcasting.
+
+    `body(operands, types)` returns the statements computing locals and the final expression.
+    """
+    shape = ctx.shape(out)
+    n = ctx.size(out)
+    if n == 0:
+        return "/* empty */"
+    operands: list[str] = []
+    types = [ctx.dtype(i) if i else np.dtype("float32") for i in inputs]
+    streamed: list[tuple[str, list[int]]] = []
+    for k, name in enumerate(inputs):
+        if not name:
+            operands.append("")
+            continue
+        v = ctx.graph.values[name]
+        if v.is_const and v.data.size == 1:
+            operands.append(_literal(v.data.reshape(-1)[0], v.dtype))
+        else:
+            var = f"in{k}"
+            operands.append(var)
+            streamed.append((f"const {ctype(v.dtype)} *{var}p = {ctx.tensor(name)};", _strides(v.shape, shape)))
+    dims, strides = _merge(shape, [s for _, s in streamed] + [_strides(shape, shape)])
+    out_stride = strides[-1]
+    decls = [d for d, _ in streamed]
+    idx = ["i" + str(d) for d in range(len(dims))]
+
+    def offset(st: list[int]) -> str:
+        terms = [f"{i} * {s}" if s != 1 else i for i, s in zip(idx, st) if s]
+        return " + ".join(terms) or "0"
+
+    loads = []
+    for (decl, _), st in zip(streamed, strides):
+        var = decl.split("*")[1].split("p =")[0].strip()
+        t = decl.split()[1]
+        loads.append(f"const {t} {var} = {var}p[{offset(st)}];")
+    stmts, expr = body(operands, types)
+    out_t = ctype(ctx.dtype(out))
+    lines = ["{", *("  " + d for d in decls), f"  {out_t} *outp = {ctx.tensor(out)};"]
+    if n >= 1 << 16:
+        lines.append("  #pragma omp parallel for num_threads(threads) if (threads > 1)")
+    for d, (i, size) in enumerate(zip(idx, dims)):
+        lines.append("  " * (d + 1) + f"for (long {i} = 0; {i} < {size}; {i}++) {{")
+    pad = "  " * (len(dims) + 1)
+    lines += [pad + ld for ld in loads]
+    lines += [pad + st for st in stmts]
+    lines.append(pad + f"outp[{offset(out_stride)}] = ({out_t})({expr});")
+    lines += ["  " * (d + 1) + "}" for d in range(len(dims) - 1, -1, -1)]
+    lines.append("}")
+    return "\n".join(lines)
+
+
+SIMPLE = sorted(set(FLOAT_EXPR) | set(INT_EXPR) | set(ANY_EXPR) | {"Clip", "Sum", "Mean", "Mod"})
+
+
+@lower(*SIMPLE)
+def elementwise(ctx: Ctx, node: Node) -> str:
+    out_t = ctx.dtype(node.outputs[0])
+    return gen_loop(ctx, node.outputs[0], list(node.inputs), lambda a, t: ([], _expr(ctx, node, a, t, out_t)))
+
+
+@lower("Elementwise", domain="burnedge")
+def fused(ctx: Ctx, node: Node) -> str:
+    body: Graph = node.attrs["body"]
+
+    def chain(args: list[str], types: list[np.dtype]) -> tuple[list[str], str]:
+        env = dict(zip(body.inputs, zip(args, types)))
+        stmts: list[str] = []
+        for name, v in body.values.items():
+            if v.is_const and name not in env:
+                ctx.require(v.data.size == 1, f"fused chain constant {name!r} is not a scalar")
+                env[name] = (_literal(v.data.reshape(-1)[0], v.dtype), v.dtype)
+        for k, inner in enumerate(body.nodes):
+            operands = [env[i] if i else ("", np.dtype("float32")) for i in inner.inputs]
+            out_v = body.values.get(inner.outputs[0])
+            ctx.require(out_v is not None, f"fused chain value {inner.outputs[0]!r} has no type")
+            expr = _expr(ctx, inner, [o[0] for o in operands], [o[1] for o in operands], out_v.dtype)
+            stmts.append(f"const {ctype(out_v.dtype)} t{k} = {expr};")
+            env[inner.outputs[0]] = (f"t{k}", out_v.dtype)
+        return stmts, env[body.outputs[0]][0]
+
+    return gen_loop(ctx, node.outputs[0], list(node.inputs), chain)
