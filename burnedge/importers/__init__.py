@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import onnx
+
 from ..errors import ModelError
 from ..model import Model
 from . import onnx as onnx_importer
@@ -15,15 +17,18 @@ __all__ = ["load"]
 
 
 def load(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | onnx.ModelProto,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     bind: Mapping[str, Any] | None = None,
 ) -> Model:
-    """Imports a model file into a static Model.
+    """Imports a model file (or an in-memory onnx.ModelProto) into a static Model.
 
     `input_shapes` fixes dynamic dimensions ({"x": (1, 3, 224, 224)}); `bind` replaces inputs by constants so
     that the shape arithmetic and control flow depending on them fold away.
     """
+    if isinstance(path, onnx.ModelProto):
+        graph = onnx_importer.from_proto(path, input_shapes, bind)
+        return Model(graph, name=path.graph.name or "model", source=None, producer=path.producer_name)
     path = Path(path)
     if path.suffix.lower() != ".onnx":
         raise ModelError(f"{path}: unknown model format {path.suffix!r}; burnedge imports .onnx files")
