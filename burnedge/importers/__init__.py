@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import onnx
+from onnx import ModelProto
 
 from ..errors import ModelError
 from ..model import Model
@@ -17,7 +17,7 @@ __all__ = ["load"]
 
 
 def load(
-    path: str | os.PathLike[str] | onnx.ModelProto,
+    path: str | os.PathLike[str] | ModelProto,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     bind: Mapping[str, Any] | None = None,
 ) -> Model:
@@ -26,7 +26,7 @@ def load(
     `input_shapes` fixes dynamic dimensions ({"x": (1, 3, 224, 224)}); `bind` replaces inputs by constants so
     that the shape arithmetic and control flow depending on them fold away.
     """
-    if isinstance(path, onnx.ModelProto):
+    if isinstance(path, ModelProto):
         graph = onnx_importer.from_proto(path, input_shapes, bind)
         return Model(graph, name=path.graph.name or "model", source=None, producer=path.producer_name)
     path = Path(path)
