@@ -91,6 +91,9 @@ def _expr(ctx: Ctx, node: Node, args: list[str], in_types: list[np.dtype], out_t
         for a in args[1:]:
             e = pair.format(e, a)
         return f"({e} / {len(args)}.0f)" if op == "Mean" else e
+    if op == "Gelu" and node.attrs.get("approximate", "none") == "tanh":
+        x = args[0]
+        return f"(0.5f * {x} * (1.0f + tanhf(0.7978845608028654f * ({x} + 0.044715f * {x} * {x} * {x}))))"
     if op == "Sum":
         return f"({args[0]} + {args[1]})"
     if op == "Mean":

@@ -1,0 +1,34 @@
+/* Pooling kernels: MaxPool / AveragePool over NCHW planes (1D is 2D with one row), GlobalAveragePool and
+ * GlobalMaxPool. Windows are given by kernel size, stride, dilation and the begin pad (may be negative: a crop);
+ * the output size fixes how far windows reach past the end. Positions outside the input never count for max.
+ * Average: `clo_* .. chi_*` is the region whose positions count in the divisor (the input alone, or the input
+ * with its explicit pads when count_include_pad). `_portable` variants never use SIMD (for tests). */
+#ifndef BURNEDGE_POOL_H
+#define BURNEDGE_POOL_H
+
+#include <stdint.h>
+
+void be_maxpool2d_f32(const float *x, float *y, long nc, int ih, int iw, int oh, int ow, int kh, int kw, int sh,
+                      int sw, int dh, int dw, int ph, int pw, int threads);
+void be_maxpool2d_f32_portable(const float *x, float *y, long nc, int ih, int iw, int oh, int ow, int kh, int kw,
+                               int sh, int sw, int dh, int dw, int ph, int pw, int threads);
+void be_maxpool2d_i8(const int8_t *x, int8_t *y, long nc, int ih, int iw, int oh, int ow, int kh, int kw, int sh,
+                     int sw, int dh, int dw, int ph, int pw, int threads);
+void be_maxpool2d_u8(const uint8_t *x, uint8_t *y, long nc, int ih, int iw, int oh, int ow, int kh, int kw, int sh,
+                     int sw, int dh, int dw, int ph, int pw, int threads);
+
+void be_avgpool2d_f32(const float *x, float *y, long nc, int ih, int iw, int oh, int ow, int kh, int kw, int sh,
+                      int sw, int dh, int dw, int ph, int pw, int clo_h, int chi_h, int clo_w, int chi_w,
+                      int threads);
+void be_avgpool2d_f32_portable(const float *x, float *y, long nc, int ih, int iw, int oh, int ow, int kh, int kw,
+                               int sh, int sw, int dh, int dw, int ph, int pw, int clo_h, int chi_h, int clo_w,
+                               int chi_w, int threads);
+
+void be_global_avgpool_f32(const float *x, float *y, long nc, long size, int threads);
+void be_global_avgpool_f32_portable(const float *x, float *y, long nc, long size, int threads);
+void be_global_maxpool_f32(const float *x, float *y, long nc, long size, int threads);
+void be_global_maxpool_f32_portable(const float *x, float *y, long nc, long size, int threads);
+void be_global_maxpool_i8(const int8_t *x, int8_t *y, long nc, long size, int threads);
+void be_global_maxpool_u8(const uint8_t *x, uint8_t *y, long nc, long size, int threads);
+
+#endif

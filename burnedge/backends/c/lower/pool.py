@@ -1,0 +1,86 @@
+"""Pooling lowerings: MaxPool and AveragePool (1D and 2D), GlobalAveragePool and GlobalMaxPool.
+
+Window geometry comes from the same `geometry()` the numpy reference uses (explicit pads, auto_pad, ceil_mode,
+dilations), so output sizes and pads agree by construction. A pool whose one window covers the whole input (the
+classifier heads of ds_cnn, mobilenet_v1 and resnet8) runs as a global pool.
+"""
+
+from __future__ import annotations
+
+from ....ir import Node
+from ....ops._im2col import attr_list, geometry
+from . import Ctx, lower
+from .reduce import attr, kernel
+
+
+def _global(ctx: Ctx, node: Node, is_max: bool) -> str:
+    x, y = node.inputs[0], node.outputs[0]
+    shape = ctx.shape(x)
+    ctx.require(len(shape) >= 2, "a global pool needs an input of rank >= 2")
+    dt = ctx.dtype(x).name
+    suffix = {"float32": "f32", "int8": "i8", "uint8": "u8"}.get(dt)
+    ctx.require(suffix == "f32" or (is_max and suffix is not None), f"no C global pool on {dt}")
+    nc, size = shape[0] * shape[1], ctx.size(x) // max(shape[0] * shape[1], 1)
+    fn = (
+        kernel(f"be_global_{'max' if is_max else 'avg'}pool_{suffix}")
+        if suffix == "f32"
+        else f"be_global_maxpool_{suffix}"
+    )
+    if nc == 0:
+        return "/* empty */"
+    return f"{fn}({ctx.tensor(x)}, {ctx.tensor(y)}, {nc}, {size}, threads);"
+
+
+@lower("GlobalAveragePool")
+def global_average_pool(ctx: Ctx, node: Node) -> str:
+    return _global(ctx, node, False)
+
+
+@lower("GlobalMaxPool")
+def global_max_pool(ctx: Ctx, node: Node) -> str:
+    return _global(ctx, node, True)
+
+
+@lower("MaxPool", "AveragePool")
+def pool(ctx: Ctx, node: Node) -> str:
+    is_max = node.op_type == "MaxPool"
+    x, y = node.inputs[0], node.outputs[0]
+    if is_max:
+        ctx.require(len(node.outputs) < 2 or not node.outputs[1], "MaxPool's Indices output is not supported")
+    shape = ctx.shape(x)
+    ctx.require(len(shape) in (3, 4), f"only 1D and 2D pools, not rank {len(shape)}")
+    dt = ctx.dtype(x).name
+    ctx.require(dt == "float32" or (is_max and dt in ("int8", "uint8")), f"no C {node.op_type} on {dt}")
+    n_sp = len(shape) - 2
+    kern = attr_list(attr(node, "kernel_shape"), n_sp, 1, "kernel_shape")
+    strides = attr_list(attr(node, "strides"), n_sp, 1, "strides")
+    dil = attr_list(attr(node, "dilations"), n_sp, 1, "dilations")
+    auto_pad = attr(node, "auto_pad", "NOTSET") or "NOTSET"
+    if isinstance(auto_pad, bytes):
+        auto_pad = auto_pad.decode()
+    geo = geometry(shape[2:], kern, strides, dil, attr(node, "pads"), auto_pad, attr(node, "ceil_mode", 0), False)
+    spatial = list(shape[2:])
+    nc = shape[0] * shape[1]
+    if nc == 0 or ctx.size(y) == 0:
+        return "/* empty */"
+    whole = geo.out == [1] * n_sp and kern == spatial and geo.begin == [0] * n_sp and geo.end == [0] * n_sp
+    if whole:
+        return _global(ctx, node, is_max)
+    count_pad = bool(attr(node, "count_include_pad", 0))
+    lo = [-b for b in geo.begin] if count_pad else [0] * n_sp
+    hi = [s + e for s, e in zip(spatial, geo.end_explicit)] if count_pad else spatial
+    if n_sp == 1:  # one row: the height axis is a single tap
+        spatial, kern, strides, dil = [1, *spatial], [1, *kern], [1, *strides], [1, *dil]
+        out, begin, lo, hi = [1, *geo.out], [0, *geo.begin], [0, *lo], [1, *hi]
+    else:
+        out, begin = geo.out, geo.begin
+    geo_args = (
+        f"{nc}, {spatial[0]}, {spatial[1]}, {out[0]}, {out[1]}, {kern[0]}, {kern[1]}, {strides[0]}, {strides[1]}, "
+        f"{dil[0]}, {dil[1]}, {begin[0]}, {begin[1]}"
+    )
+    if is_max:
+        suffix = {"float32": "f32", "int8": "i8", "uint8": "u8"}[dt]
+        fn = kernel("be_maxpool2d_f32") if suffix == "f32" else f"be_maxpool2d_{suffix}"
+        return f"{fn}({ctx.tensor(x)}, {ctx.tensor(y)}, {geo_args}, threads);"
+    count = f"{lo[0]}, {hi[0]}, {lo[1]}, {hi[1]}"
+    return f"{kernel('be_avgpool2d_f32')}({ctx.tensor(x)}, {ctx.tensor(y)}, {geo_args}, {count}, threads);"
