@@ -1,6 +1,8 @@
 """burnedge: import a trained network, plan it over one static arena, and run it on the edge."""
 
+from .bundle import Bundle, BundleError
 from .errors import BurnedgeError, InputError, ModelError, NotStaticError, UnsupportedOpError
+from .exporter import export, verify
 from .importers import load
 from .model import Model, TensorInfo
 from .session import Session
@@ -8,6 +10,8 @@ from .session import Session
 __version__ = "0.1.0"
 
 __all__ = [
+    "Bundle",
+    "BundleError",
     "BurnedgeError",
     "InputError",
     "Model",
@@ -17,5 +21,7 @@ __all__ = [
     "TensorInfo",
     "UnsupportedOpError",
     "__version__",
+    "export",
     "load",
+    "verify",
 ]

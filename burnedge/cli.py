@@ -7,13 +7,14 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from . import __version__
+from . import __version__, cli_bundle
+from .bundle import looks_like
 from .errors import BurnedgeError
 
 __all__ = ["main"]
@@ -49,6 +50,21 @@ def _feeds(items: Sequence[str]) -> dict[str, np.ndarray]:
     return out
 
 
+def _count(option: str, least: int = 1) -> Callable[[str], int]:
+    """An argparse type: a whole number >= `least`; anything else is a one-line UsageError naming `option`."""
+
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            n = least - 1
+        if n < least:
+            raise UsageError(f"{option} {text!r}: expected a whole number >= {least}")
+        return n
+
+    return parse
+
+
 def _fmt_shape(shape: Sequence[int]) -> str:
     return "[" + ", ".join(map(str, shape)) + "]"
 
@@ -64,6 +80,13 @@ def _si(n: float) -> str:
 # -- commands -----------------------------------------------------------------------------------------------------
 def cmd_inspect(a: argparse.Namespace) -> int:
     from .analysis import summarize, unsupported_ops
+
+    if looks_like(a.model):
+        if a.input_shape:
+            raise UsageError("--input-shape does not apply to a bundle: its shapes were fixed at export")
+        return cli_bundle.inspect_bundle(a)
+    if a.timeline:
+        raise UsageError("--timeline needs a bundle (export the model first: burnedge export MODEL)")
     from .importers import load
     from .importers.onnx import read
 
@@ -124,7 +147,12 @@ def cmd_run(a: argparse.Namespace) -> int:
     from .session import Session
 
     feeds = _feeds(a.input)
-    sess = Session(load(a.model, input_shapes=_shapes(a.input_shape)), backend=a.backend)
+    if looks_like(a.model):
+        if a.input_shape:
+            raise UsageError("--input-shape does not apply to a bundle: its shapes were fixed at export")
+        sess = Session(a.model, backend=a.backend, threads=a.threads)
+    else:
+        sess = Session(load(a.model, input_shapes=_shapes(a.input_shape)), backend=a.backend, threads=a.threads)
     outs = sess.run(feeds)
     if a.output_dir:
         out_dir = Path(a.output_dir)
@@ -173,22 +201,38 @@ def cmd_ops(a: argparse.Namespace) -> int:
 
 
 def cmd_demo(a: argparse.Namespace) -> int:
-    import time
-
+    from .errors import UnsupportedOpError
     from .examples import DIGITS_MODEL, DIGITS_TEST
+    from .exporter import export, verify
     from .session import Session
 
-    sess = Session(DIGITS_MODEL, backend=a.backend)
     data = np.load(DIGITS_TEST)
     images, labels = data["images"].astype(np.float32), data["labels"]
     print(f"model      {DIGITS_MODEL.name}: MLP on scikit-learn's 8x8 handwritten digits, {len(labels)} held-out")
+    if a.backend != "c":
+        return _demo_run(Session(DIGITS_MODEL, backend=a.backend), a.backend, images, labels)
+    with tempfile.TemporaryDirectory(prefix="burnedge-demo-") as tmp:
+        try:
+            path = export(DIGITS_MODEL, Path(tmp) / "digits_mlp.bedge", test_vectors=1)
+        except UnsupportedOpError as exc:  # NOTE: only while the C backend lacks a kernel the model needs
+            print(f"note       the C backend cannot run this model yet ({exc}); running on numpy instead")
+            return _demo_run(Session(DIGITS_MODEL, backend="numpy"), "numpy", images, labels)
+        check = max(verify(path), key=lambda c: c.relative)
+        print(f"bundle     {path.name}: {path.stat().st_size:,} bytes, exported to a temporary folder")
+        print(f"check      its test vector matches the numpy reference: relative error {check.relative:.2g}")
+        return _demo_run(Session(path, backend="c"), "c (from the bundle)", images, labels)
+
+
+def _demo_run(sess: Any, backend: str, images: np.ndarray, labels: np.ndarray) -> int:
+    import time
+
     times, correct = [], 0
     for img, label in zip(images, labels):
         t0 = time.perf_counter()
         probs = sess.run({"image": img.reshape(1, 64)})["probabilities"]
         times.append(time.perf_counter() - t0)
         correct += int(probs.argmax() == label)
-    print(f"backend    {a.backend}")
+    print(f"backend    {backend}")
     print(f"accuracy   {correct / len(labels):.2%} ({correct}/{len(labels)})")
     print(f"latency    {np.median(times) * 1e6:.1f} us median per image")
     print(f"arena      {sess.arena_bytes} bytes")
@@ -201,22 +245,48 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"burnedge {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
-    s = sub.add_parser("inspect", help="inputs, outputs, op histogram, parameters, MACs, unsupported ops")
-    s.add_argument("model", type=Path)
+    s = sub.add_parser("inspect", help="a model: I/O, ops, MACs; a bundle: steps, fused ops, arena timeline")
+    s.add_argument("model", type=Path, help="an .onnx model or a .bedge bundle")
     s.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...")
     s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.add_argument("--timeline", type=Path, metavar="FILE.svg", help="(bundle) draw the arena timeline as SVG")
     s.set_defaults(fn=cmd_inspect)
 
-    s = sub.add_parser("run", help="run a model on .npy inputs")
-    s.add_argument("model", type=Path)
+    s = sub.add_parser("run", help="run a model or a bundle on .npy inputs")
+    s.add_argument("model", type=Path, help="an .onnx model or a .bedge bundle")
     s.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     s.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...")
-    s.add_argument("--backend", default="numpy")
+    s.add_argument("--backend", help="default: c for a bundle, numpy for a model")
+    s.add_argument("--threads", type=_count("--threads"), default=1, metavar="N", help="cores a C run uses")
     s.add_argument("--output-dir", metavar="DIR", help="write each output as DIR/NAME.npy")
     s.set_defaults(fn=cmd_run)
 
-    s = sub.add_parser("demo", help="run the built-in example: a digits classifier on held-out images")
-    s.add_argument("--backend", default="numpy")
+    s = sub.add_parser("export", help="compile a model into an edge bundle (.bedge) for a target")
+    s.add_argument("model", type=Path)
+    s.add_argument("-o", "--output", type=Path, metavar="OUT.bedge", help="default: MODEL_NAME.bedge here")
+    s.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...")
+    s.add_argument("--target", default="host")
+    s.add_argument("--unpacked", action="store_true", help="write a folder instead of one archive")
+    s.add_argument("--no-source", action="store_true", help="leave the source .onnx out (bench cannot compare)")
+    s.add_argument("--test-vectors", type=_count("--test-vectors", 0), default=2, metavar="N", help="default 2")
+    s.set_defaults(fn=lambda a: cli_bundle.cmd_export(a, _shapes(a.input_shape)))
+
+    s = sub.add_parser("verify", help="run a bundle's test vectors on its library; PASS or FAIL")
+    s.add_argument("bundle", type=Path)
+    s.add_argument("--threads", type=_count("--threads"), default=1, metavar="N")
+    s.add_argument("--tolerance", type=float, default=1e-4, help="largest relative error of a float output")
+    s.set_defaults(fn=cli_bundle.cmd_verify)
+
+    s = sub.add_parser("bench", help="median latency of a bundle, its ratio to onnxruntime, and memory")
+    s.add_argument("bundle", type=Path)
+    s.add_argument("--vs", choices=["onnxruntime", "none"], help="default: onnxruntime when installed")
+    s.add_argument("--threads", type=_count("--threads"), default=1, metavar="N")
+    s.add_argument("--runs", type=_count("--runs"), default=100, metavar="N")
+    s.add_argument("--warmup", type=_count("--warmup", 0), default=5, metavar="N")
+    s.set_defaults(fn=cli_bundle.cmd_bench)
+
+    s = sub.add_parser("demo", help="the built-in example: export a digits classifier, run the bundle in C")
+    s.add_argument("--backend", default="c", help="c (export and run the bundle; default) or numpy")
     s.set_defaults(fn=cmd_demo)
 
     s = sub.add_parser("ops", help="the support matrix: op x backend x dtype")
@@ -227,8 +297,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the CLI; returns the exit status (2 for a user error, with a one-line message on stderr)."""
-    args = _parser().parse_args(argv)
     try:
+        args = _parser().parse_args(argv)
         return int(args.fn(args))
     except BurnedgeError as exc:
         print(f"burnedge: error: {exc}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""Session: runs a model on a backend, checking every feed's name, shape and dtype first."""
+"""Session: runs a model or an edge bundle on a backend, checking every feed's name, shape and dtype first."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from . import backends
+from . import bundle as bundle_format
+from .bundle import Bundle
 from .errors import BurnedgeError, InputError
 from .importers import load
 from .model import Model, TensorInfo
@@ -17,37 +19,70 @@ __all__ = ["Session"]
 
 
 class Session:
-    """A model compiled for one backend. `run(feeds)` maps input names to arrays and returns outputs by name."""
+    """A model compiled for one backend. `run(feeds)` maps input names to arrays and returns outputs by name.
 
-    def __init__(self, model: Model | str | os.PathLike[str], backend: str = "numpy", threads: int = 1):
+    `model` is a Model, a model path (.onnx) or an edge bundle (a .bedge file or folder, or a read Bundle). A
+    bundle runs on the C backend by default, from the library it carries (rebuilt only when it was built for
+    another CPU); on any other backend, the source model it carries runs with the bundle's input shapes. A model
+    runs on the numpy reference backend by default. `threads` sets the cores a C run uses (1: deterministic).
+    """
+
+    def __init__(self, model: Model | Bundle | str | os.PathLike[str], backend: str | None = None, threads: int = 1):
         if isinstance(model, (str, os.PathLike)):
-            model = load(Path(model))
-        if not isinstance(model, Model):
-            raise BurnedgeError(f"Session needs a Model or a model path, not {type(model).__name__}")
-        self.model = model
+            model = bundle_format.read(model) if bundle_format.looks_like(model) else load(Path(model))
+        if not isinstance(model, (Model, Bundle)):
+            raise BurnedgeError(f"Session needs a Model, a bundle or a model path, not {type(model).__name__}")
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise BurnedgeError(f"threads must be a whole number >= 1, not {threads!r}")
+        backend = backend or ("c" if isinstance(model, Bundle) else "numpy")
         self.backend = backends.get(backend)
+        self.manifest: dict | None = None  # a bundle's manifest; the bundle's members are not kept
+        if isinstance(model, Bundle):
+            self.name, self.manifest = model.name, model.manifest
+            self._inputs, self._outputs = model.inputs, model.outputs
+            self.model = None if backend == "c" else self._bundled_model(model)
+            self._exe = model.load(threads) if backend == "c" else self._compile(self.model.graph, threads)
+        else:
+            self.name, self.model = model.name, model
+            self._inputs, self._outputs = model.inputs, model.outputs
+            self._exe = self._compile(model.graph, threads)
+        self._expected = {i.name: i for i in self._inputs}
+
+    def _compile(self, graph, threads: int):
         options = {"threads": threads} if threads != 1 else {}
-        self._exe = self.backend.compile(model.graph, **options)
+        return self.backend.compile(graph, **options)
+
+    @staticmethod
+    def _bundled_model(b: Bundle) -> Model:
+        import onnx
+
+        from .importers.onnx import from_proto
+
+        if b.onnx is None:
+            raise BurnedgeError(f"{b.path}: the bundle carries no source model; it runs on the C backend only")
+        proto = onnx.load_from_string(b.onnx)
+        graph = from_proto(proto, {t.name: t.shape for t in b.inputs})
+        return Model(graph, name=b.name, source=None, producer=proto.producer_name)
 
     @property
     def inputs(self) -> list[TensorInfo]:
-        return self.model.inputs
+        return self._inputs
 
     @property
     def outputs(self) -> list[TensorInfo]:
-        return self.model.outputs
+        return self._outputs
 
     @property
     def arena_bytes(self) -> int:
         return self._exe.arena_bytes
 
     def _check(self, feeds: Mapping[str, object]) -> dict[str, np.ndarray]:
-        expected = {i.name: i for i in self.inputs}
-        unknown = sorted(set(feeds) - set(expected))
-        if unknown:
-            raise InputError(f"unknown input(s) {unknown}; the model's inputs are {sorted(expected)}")
-        absent = sorted(set(expected) - set(feeds))
-        if absent:
+        expected = self._expected
+        if feeds.keys() != expected.keys():
+            unknown = sorted(set(feeds) - set(expected))
+            if unknown:
+                raise InputError(f"unknown input(s) {unknown}; the model's inputs are {sorted(expected)}")
+            absent = sorted(set(expected) - set(feeds))
             raise InputError(f"missing input(s) {absent}; the model's inputs are {sorted(expected)}")
         out = {}
         for name, info in expected.items():
@@ -56,7 +91,7 @@ class Session:
                 arr = np.asarray(arr)
             if arr.dtype != info.dtype:
                 raise InputError(f"input {name!r}: expected dtype {info.dtype}, got {arr.dtype}")
-            if tuple(arr.shape) != tuple(info.shape):
+            if arr.shape != info.shape:
                 raise InputError(f"input {name!r}: expected shape {list(info.shape)}, got {list(arr.shape)}")
             out[name] = arr
         return out
@@ -66,4 +101,4 @@ class Session:
         return self._exe.run(self._check(feeds))
 
     def __repr__(self) -> str:
-        return f"Session({self.model.name!r}, backend={self.backend.name!r})"
+        return f"Session({self.name!r}, backend={self.backend.name!r})"

@@ -7,6 +7,7 @@ Inputs are copied into the arena at their planned offsets; outputs are copied ou
 
 from __future__ import annotations
 
+import math
 import queue
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,6 +70,7 @@ class CModel:
         self._weights = weights
         self._wptr = _FFI.from_buffer("uint8_t[]", weights)
         self.inputs, self.outputs, self.constants = inputs, outputs, constants
+        self._out_bytes = [math.prod(s.shape) * s.dtype.itemsize for s in outputs]
         if threads < 1:
             raise BurnedgeError(f"threads must be at least 1, not {threads}")
         self.threads = threads
@@ -87,11 +89,10 @@ class CModel:
             if rc != 0:
                 raise BurnedgeError(f"the model library returned error {rc}")
             out = {}
-            for s in self.outputs:
+            for s, nbytes in zip(self.outputs, self._out_bytes):
                 if s.offset is None:
                     out[s.name] = self.constants[s.name].copy()
                 else:
-                    nbytes = int(np.prod(s.shape, dtype=np.int64)) * s.dtype.itemsize
                     out[s.name] = arena[s.offset : s.offset + nbytes].view(s.dtype).reshape(s.shape).copy()
             return out
         finally:

@@ -1,0 +1,373 @@
+"""The edge bundle: one archive (or folder) holding a compiled model, checked member by member before any use.
+
+Members (format 1), all stored uncompressed with fixed timestamps, so one model always gives the same bytes::
+
+    manifest.json          format and versions, model name, target, inputs/outputs (name, shape, dtype, arena
+                           offset), arena bytes and lower bound, weight bytes, the weight blob layout, the
+                           libraries and their hosts, and {member: {sha256, bytes}} for every other member
+    plan.json              the steps (ONNX ops fused into each, tensors and arena offsets) and the arena timeline
+    weights.safetensors    every constant of the weight blob by key; the manifest's `weights` says where it goes
+    src/model.c            the generated C; src/kernels/* the kernel library it links with
+    lib/<target>/model.so  the compiled library
+    model.onnx             the source model, so `bench` can run onnxruntime on it and other backends can run it
+    vectors/<i>.npz        test vectors: in_<k> / out_<k> are input k / reference output k, in manifest order
+
+Trust: `read` checks that the file is an archive (or folder) with a manifest of a known format version, and that
+the members are exactly those the manifest lists, each with its size and SHA-256, BEFORE it parses any member or
+loads any library. A library is then copied to the cache under its hash and loaded from there (its hash is checked
+again on every load). Writing, atomic, is burnedge.bundle_writer's.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import json
+import math
+import os
+import platform
+import re
+import tempfile
+import zipfile
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import BurnedgeError
+from .model import TensorInfo
+
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "SUFFIX",
+    "Bundle",
+    "BundleError",
+    "host_fingerprint",
+    "looks_like",
+    "read",
+]
+
+FORMAT = "burnedge-bundle"
+FORMAT_VERSION = 1
+SUFFIX = ".bedge"
+MANIFEST = "manifest.json"
+MEMBER_NAME = re.compile(r"^(?!/)(?!.*(^|/)\.\.?(/|$))[A-Za-z0-9._/+-]+$")  # relative, no "." or ".." parts
+_MAX_MANIFEST = 16 << 20
+
+
+class BundleError(BurnedgeError):
+    """A bundle that cannot be written or trusted: not a bundle, an unknown format, a damaged or tampered member."""
+
+
+def looks_like(path: str | os.PathLike[str]) -> bool:
+    """True for what should be opened as a bundle: a .bedge path, a folder with a manifest, or a zip archive."""
+    p = Path(path)
+    if p.suffix == SUFFIX or (p.is_dir() and (p / MANIFEST).is_file()):
+        return True
+    try:
+        with open(p, "rb") as f:
+            return f.read(4) == b"PK\x03\x04"
+    except OSError:
+        return False
+
+
+@functools.cache
+def host_fingerprint() -> dict[str, str]:
+    """What a library built with -march=native depends on: OS, architecture and the CPU's instruction set flags."""
+    flags = platform.processor()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() in ("flags", "Features"):
+                flags = " ".join(sorted(value.split()))
+                break
+    except OSError:
+        pass
+    cpu = hashlib.sha256(flags.encode()).hexdigest()[:16]
+    return {"system": platform.system(), "machine": platform.machine(), "cpu": cpu}
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+# -- reading ------------------------------------------------------------------------------------------------------
+def _listing(path: Path) -> tuple[bytes, dict[str, Any]]:
+    """The manifest bytes and a handle to the members: {name: ZipInfo} of an archive, {name: Path} of a folder."""
+    if path.is_dir():
+        if not (path / MANIFEST).is_file():
+            raise BundleError(f"{path}: not an edge bundle (no {MANIFEST} in the folder)")
+        entries: dict[str, Any] = {}
+        for p in sorted(path.rglob("*")):
+            rel = p.relative_to(path).as_posix()
+            if p.is_symlink():
+                raise BundleError(f"{path}: member {rel!r} is a symbolic link; a bundle holds plain files only")
+            if p.is_file() and rel != MANIFEST:
+                entries[rel] = p
+        if (path / MANIFEST).stat().st_size > _MAX_MANIFEST:
+            raise BundleError(f"{path}: {MANIFEST} is implausibly large")
+        return (path / MANIFEST).read_bytes(), entries
+    if not path.is_file():
+        raise BundleError(f"{path}: no such file")
+    with open(path, "rb") as f:
+        zipped = f.read(4) == b"PK\x03\x04"
+        f.seek(max(f.seek(0, os.SEEK_END) - 22, 0))
+        # NOTE: bundles end with an end-of-archive record and no comment. zipfile would also search further back,
+        # and in a truncated bundle find the record of an .npz member inside it: a wrong archive, not an error.
+        ends = f.read(22)[:4] == b"PK\x05\x06"
+    if not (zipped and ends and zipfile.is_zipfile(path)):
+        why = "a truncated or damaged archive" if zipped else "not a zip archive"
+        raise BundleError(f"{path}: not a readable edge bundle ({why})")
+    try:
+        with zipfile.ZipFile(path) as zf:
+            infos = zf.infolist()
+            names = [i.filename for i in infos]
+            if len(set(names)) != len(names):
+                raise BundleError(f"{path}: the archive holds a member twice")
+            if MANIFEST not in names:
+                raise BundleError(f"{path}: not an edge bundle (no {MANIFEST}; a foreign zip archive?)")
+            info = zf.getinfo(MANIFEST)
+            if info.file_size > _MAX_MANIFEST:
+                raise BundleError(f"{path}: {MANIFEST} is implausibly large")
+            head = zf.read(info)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise BundleError(f"{path}: damaged archive ({exc})") from None
+    return head, {i.filename: i for i in infos if i.filename != MANIFEST and not i.is_dir()}
+
+
+def _manifest(path: Path, head: bytes) -> dict[str, Any]:
+    try:
+        manifest = json.loads(head)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BundleError(f"{path}: {MANIFEST} is not valid JSON ({exc})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise BundleError(f"{path}: not an edge bundle ({MANIFEST} does not say format {FORMAT!r})")
+    version = manifest.get("format_version")
+    if version != FORMAT_VERSION:
+        raise BundleError(
+            f"{path}: bundle format version {version!r} is not known to burnedge (it reads {FORMAT_VERSION}); "
+            "export the model again with this version"
+        )
+    files = manifest.get("files")
+    if not isinstance(files, dict) or not all(
+        isinstance(f, dict) and isinstance(f.get("sha256"), str) and isinstance(f.get("bytes"), int)
+        for f in files.values()
+    ):
+        raise BundleError(f"{path}: {MANIFEST} has no valid `files` table")
+    return manifest
+
+
+def read(path: str | os.PathLike[str]) -> Bundle:
+    """Opens a bundle, checking every member's size and SHA-256 against the manifest before anything else."""
+    path = Path(path)
+    head, entries = _listing(path)
+    manifest = _manifest(path, head)
+    files: dict[str, dict[str, Any]] = manifest["files"]
+    extra, absent = sorted(set(entries) - set(files)), sorted(set(files) - set(entries))
+    if extra:
+        raise BundleError(f"{path}: member {extra[0]!r} is not listed in the manifest (tampered?)")
+    if absent:
+        raise BundleError(f"{path}: member {absent[0]!r} listed in the manifest is missing (truncated?)")
+    members: dict[str, bytes] = {}
+    zf = None if path.is_dir() else zipfile.ZipFile(path)
+    try:
+        for name, want in files.items():
+            if not MEMBER_NAME.match(name):
+                raise BundleError(f"{path}: invalid member name {name!r}")
+            entry = entries[name]
+            size = entry.stat().st_size if zf is None else entry.file_size
+            if size != want["bytes"]:
+                raise BundleError(
+                    f"{path}: member {name!r} has {size} bytes, the manifest says {want['bytes']} "
+                    "(truncated or tampered)"
+                )
+            try:
+                data = entry.read_bytes() if zf is None else zf.read(entry)
+            except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as exc:
+                raise BundleError(f"{path}: member {name!r} is damaged ({exc})") from None
+            if _sha256(data) != want["sha256"]:
+                raise BundleError(f"{path}: member {name!r} fails its SHA-256 check (tampered or damaged)")
+            members[name] = data
+    except OSError as exc:
+        raise BundleError(f"{path}: cannot read the bundle ({exc})") from None
+    finally:
+        if zf is not None:
+            zf.close()
+    _check_layout(path, manifest)
+    return Bundle(path, manifest, members)
+
+
+def _check_layout(path: Path, m: dict[str, Any]) -> None:
+    """The manifest's own fields: present, typed, and every input and output inside the arena."""
+    try:
+        arena = int(m["arena_bytes"])
+        for kind in ("inputs", "outputs"):
+            for t in m[kind]:
+                nbytes = math.prod(int(d) for d in t["shape"]) * np.dtype(t["dtype"]).itemsize
+                off = t.get("offset")
+                if off is None and (kind == "inputs" or "constant" not in t):
+                    raise ValueError(f"{t['name']!r} has no arena offset")
+                if off is not None and not 0 <= int(off) <= arena - nbytes:
+                    raise ValueError(f"{t['name']!r} ({nbytes} bytes at {off}) lies outside the {arena}-byte arena")
+        str(m["model"]["name"]), int(m["weight_bytes"]), list(m["weights"]), list(m["vectors"])
+        if not all(lib["path"] in m["files"] for lib in m["libraries"].values()):
+            raise ValueError("a library is not a member")
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise BundleError(f"{path}: {MANIFEST} is malformed ({type(exc).__name__}: {exc})") from None
+
+
+# -- a verified bundle --------------------------------------------------------------------------------------------
+def _npz(data: bytes) -> dict[str, np.ndarray]:
+    with np.load(io.BytesIO(data), allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
+
+
+@dataclass
+class Bundle:
+    """A bundle whose members have all passed their checks; accessors parse them on demand."""
+
+    path: Path
+    manifest: dict[str, Any]
+    members: dict[str, bytes] = field(repr=False)
+
+    def member(self, name: str) -> bytes:
+        try:
+            return self.members[name]
+        except KeyError:
+            raise BundleError(f"{self.path}: the bundle has no member {name!r}") from None
+
+    def _get(self, key: str) -> Any:
+        try:
+            return self.manifest[key]
+        except KeyError:
+            raise BundleError(f"{self.path}: {MANIFEST} lacks {key!r}") from None
+
+    @property
+    def name(self) -> str:
+        return str(self._get("model")["name"])
+
+    def _infos(self, key: str) -> list[TensorInfo]:
+        return [TensorInfo(t["name"], tuple(t["shape"]), np.dtype(t["dtype"])) for t in self._get(key)]
+
+    @property
+    def inputs(self) -> list[TensorInfo]:
+        return self._infos("inputs")
+
+    @property
+    def outputs(self) -> list[TensorInfo]:
+        return self._infos("outputs")
+
+    @property
+    def arena_bytes(self) -> int:
+        return int(self._get("arena_bytes"))
+
+    @property
+    def weight_bytes(self) -> int:
+        return int(self._get("weight_bytes"))
+
+    @functools.cached_property
+    def plan(self) -> dict[str, Any]:
+        return json.loads(self.member("plan.json"))
+
+    @property
+    def source(self) -> str:
+        return self.member("src/model.c").decode()
+
+    @property
+    def kernels(self) -> dict[str, str]:
+        return {n[len("src/kernels/") :]: d.decode() for n, d in self.members.items() if n.startswith("src/kernels/")}
+
+    @property
+    def onnx(self) -> bytes | None:
+        """The source ONNX model, when the bundle carries it."""
+        return self.members.get("model.onnx")
+
+    def tensors(self) -> dict[str, np.ndarray]:
+        from safetensors.numpy import load
+
+        try:
+            return load(self.member("weights.safetensors"))
+        except Exception as exc:  # safetensors raises its own error type for a malformed header
+            raise BundleError(f"{self.path}: weights.safetensors is malformed ({exc})") from None
+
+    def weights(self) -> np.ndarray:
+        """The weight blob exactly as the library addresses it: each constant at its offset, 64-byte aligned."""
+        from .backends.c.runtime import aligned_empty
+
+        tensors, size = self.tensors(), self.weight_bytes
+        blob = aligned_empty(size)
+        blob[:] = 0
+        for w in self._get("weights"):
+            arr = tensors.get(w["key"])
+            if arr is None or arr.nbytes != w["bytes"] or not 0 <= w["offset"] <= size - w["bytes"]:
+                raise BundleError(f"{self.path}: weight {w['key']!r} does not match the manifest's blob layout")
+            blob[w["offset"] : w["offset"] + arr.nbytes] = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
+        blob.flags.writeable = False
+        return blob
+
+    def constant_outputs(self) -> dict[str, np.ndarray]:
+        """Outputs that are constants (folded at export): they have no arena offset, their value is stored."""
+        tensors = self.tensors() if any("constant" in o for o in self._get("outputs")) else {}
+        out = {}
+        for o in self._get("outputs"):
+            if "constant" in o:
+                arr = tensors[o["constant"]]
+                out[o["name"]] = arr.view(np.dtype(o["dtype"])).reshape(o["shape"])
+        return out
+
+    def vectors(self) -> list[tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]:
+        """Test vectors: (inputs, reference outputs), each by name."""
+        ins, outs = [t.name for t in self.inputs], [t.name for t in self.outputs]
+        result = []
+        for name in self._get("vectors"):
+            z = _npz(self.member(name))
+            try:
+                result.append(
+                    ({n: z[f"in_{k}"] for k, n in enumerate(ins)}, {n: z[f"out_{k}"] for k, n in enumerate(outs)})
+                )
+            except KeyError as exc:
+                raise BundleError(f"{self.path}: test vector {name!r} lacks {exc}") from None
+        return result
+
+    def library(self) -> Path:
+        """A loadable library for this host: the bundle's own (copied to the cache by hash) or one rebuilt here."""
+        from .backends.c.build import build_model, cache_dir, kernel_sources
+
+        here = host_fingerprint()
+        for lib in self._get("libraries").values():
+            if all(lib.get(k) == v for k, v in here.items()):
+                sha = self.manifest["files"][lib["path"]]["sha256"]
+                cached = cache_dir() / "bundles" / f"{sha}.so"
+                if not (cached.is_file() and _sha256(cached.read_bytes()) == sha):
+                    cached.parent.mkdir(parents=True, exist_ok=True)
+                    fd, tmp = tempfile.mkstemp(dir=cached.parent, suffix=".tmp")
+                    try:
+                        with os.fdopen(fd, "wb") as f:
+                            f.write(self.member(lib["path"]))
+                        os.replace(tmp, cached)
+                    except BaseException:
+                        Path(tmp).unlink(missing_ok=True)
+                        raise
+                return cached
+        if self.kernels != kernel_sources():
+            raise BundleError(
+                f"{self.path}: no library in the bundle runs on this host ({here['system']} {here['machine']}) "
+                "and its kernels differ from this burnedge's; export the model again here"
+            )
+        return build_model(self.source)
+
+    def load(self, threads: int = 1):  # -> burnedge.backends.c.runtime.CModel
+        """The bundle's library loaded with its weights, ready to run (thread-safe)."""
+        from .backends.c.runtime import CModel, TensorSlot
+
+        def slots(key: str) -> list[TensorSlot]:
+            return [
+                TensorSlot(t["name"], t.get("offset"), np.dtype(t["dtype"]), tuple(t["shape"])) for t in self._get(key)
+            ]
+
+        ins, outs = slots("inputs"), slots("outputs")
+        return CModel(self.library(), self.weights(), ins, outs, self.constant_outputs(), threads)

@@ -1,0 +1,194 @@
+"""The bundle commands of the CLI (export, verify, bench, and inspect of a bundle): parsing and printing only."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import BurnedgeError
+
+__all__ = ["cmd_bench", "cmd_export", "cmd_verify", "inspect_bundle"]
+
+
+def _bytes(n: int) -> str:
+    return f"{n:,} bytes"
+
+
+def _ratio(arena: int, bound: int) -> str:
+    return f"{arena / bound:.2f}x" if bound else "-"
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Writes atomically: a crash leaves either the old file or the new one."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def cmd_export(a: argparse.Namespace, shapes: dict[str, tuple[int, ...]]) -> int:
+    from . import bundle
+    from .exporter import export
+
+    out = a.output if a.output is not None else Path(a.model.stem + bundle.SUFFIX)
+    path = export(
+        a.model,
+        out,
+        target=a.target,
+        input_shapes=shapes,
+        test_vectors=a.test_vectors,
+        unpacked=a.unpacked,
+        include_source=not a.no_source,
+    )
+    b = bundle.read(path)  # reads back what was written: the hashes hold
+    m = b.manifest
+    size = sum(len(d) for d in b.members.values())
+    print(f"exported   {b.name} -> {path} ({'folder' if a.unpacked else 'archive'}, {_bytes(size)})")
+    print(f"target     {m['target']}")
+    print(f"steps      {m['steps']}")
+    bound = m["arena_lower_bound_bytes"]
+    print(f"arena      {_bytes(b.arena_bytes)} (lower bound {bound:,}: {_ratio(b.arena_bytes, bound)}; {m['planner']})")
+    print(f"weights    {_bytes(b.weight_bytes)}")
+    print(f"vectors    {len(m['vectors'])} test vector(s); check them with: burnedge verify {path}")
+    return 0
+
+
+def cmd_verify(a: argparse.Namespace) -> int:
+    from .exporter import verify
+
+    checks = verify(a.bundle, threads=a.threads, tolerance=a.tolerance)
+    for c in checks:
+        print(
+            f"vector {c.vector:<3d} {c.output:24s} max abs error {c.max_abs:.3g}  relative {c.relative:.3g}  "
+            f"{'ok' if c.ok else 'MISMATCH'}"
+        )
+    worst = max(checks, key=lambda c: (not c.ok, c.relative))
+    print(f"max error  {worst.max_abs:.3g} (relative {worst.relative:.3g}; tolerance {a.tolerance:g})")
+    ok = all(c.ok for c in checks)
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+def inspect_bundle(a: argparse.Namespace) -> int:
+    from . import bundle, timeline
+
+    b = bundle.read(a.model)
+    m, plan = b.manifest, b.plan
+    steps, buffers = plan["steps"], plan["buffers"]
+    if a.timeline:
+        svg = timeline.svg(buffers, len(steps), b.arena_bytes, m["arena_lower_bound_bytes"], title=b.name)
+        _write_text(a.timeline, svg)
+    if a.json:
+        info = {
+            "bundle": str(b.path),
+            **{k: m[k] for k in ("format_version", "burnedge_version", "model", "target", "inputs", "outputs")},
+            **{k: m[k] for k in ("arena_bytes", "arena_lower_bound_bytes", "planner", "weight_bytes")},
+            "steps": steps,
+            "buffers": buffers,
+            "members": {n: f["bytes"] for n, f in m["files"].items()},
+        }
+        print(json.dumps(info, indent=2))
+        return 0
+    size = sum(len(d) for d in b.members.values())
+    print(f"bundle     {b.path} (format {m['format_version']}, burnedge {m['burnedge_version']}, {_bytes(size)})")
+    print(f"model      {b.name}   target {m['target']}   libraries {', '.join(m['libraries']) or '-'}")
+    for kind in ("inputs", "outputs"):
+        for t in m[kind]:
+            where = f"@{t['offset']}" if t.get("offset") is not None else "(constant)"
+            print(f"{kind[:-1]:10s} {t['name']:24s} {t['dtype']:8s} {str(t['shape']):18s} {where}")
+    bound = m["arena_lower_bound_bytes"]
+    print(f"arena      {_bytes(b.arena_bytes)} (lower bound {bound:,}: {_ratio(b.arena_bytes, bound)}; {m['planner']})")
+    print(f"weights    {_bytes(b.weight_bytes)}")
+    print(f"steps      {len(steps)} (from {sum(len(s['ops']) for s in steps)} ONNX nodes)")
+    width = max([len(s["op"]) for s in steps] + [2])
+    print(f"  {'#':>4s}  {'op':{width}s}  ONNX ops fused -> outputs")
+    for s in steps:
+        outs = ", ".join(f"{t['name']}@{t['offset']}" for t in s["outputs"] if t.get("offset") is not None)
+        print(f"  {s['index']:4d}  {s['op']:{width}s}  {'+'.join(s['ops'])} -> {outs}")
+    print("arena timeline (# = live; -1 writes the inputs, the last step reads the outputs)")
+    print(timeline.text(buffers, len(steps)))
+    if a.timeline:
+        print(f"wrote the timeline picture to {a.timeline}")
+    return 0
+
+
+def _ort_session(b: Any, threads: int):
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise BurnedgeError("--vs onnxruntime: onnxruntime is not installed (pip install onnxruntime)") from None
+    if b.onnx is None:
+        raise BurnedgeError(f"{b.path}: the bundle carries no source model (model.onnx) to run on onnxruntime")
+    so = ort.SessionOptions()
+    so.intra_op_num_threads, so.inter_op_num_threads = threads, 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.log_severity_level = 3
+    try:
+        return ort.InferenceSession(b.onnx, so, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own exception types
+        raise BurnedgeError(f"onnxruntime cannot load the bundle's model: {exc}") from None
+
+
+def cmd_bench(a: argparse.Namespace) -> int:
+    from . import bundle
+    from .session import Session
+
+    if a.runs < 1 or a.warmup < 0:
+        raise BurnedgeError("--runs must be >= 1 and --warmup >= 0")
+    b = bundle.read(a.bundle)
+    sess = Session(b, backend="c", threads=a.threads)
+    vectors = b.vectors()
+    feeds = vectors[0][0] if vectors else {t.name: np.zeros(t.shape, t.dtype) for t in b.inputs}
+    for _ in range(a.warmup):
+        sess.run(feeds)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * (1 if sys.platform == "darwin" else 1024)
+    vs = a.vs
+    if vs is None:  # compare with onnxruntime when it is installed and the bundle carries its model
+        vs = "onnxruntime" if b.onnx is not None and importlib.util.find_spec("onnxruntime") else "none"
+    ort = _ort_session(b, a.threads) if vs == "onnxruntime" else None
+    ort_feeds = {}
+    if ort is not None:
+        ort_feeds = {i.name: feeds[i.name] for i in ort.get_inputs() if i.name in feeds}
+        for _ in range(a.warmup):
+            ort.run(None, ort_feeds)
+    ours, theirs = [], []
+    for _ in range(a.runs):  # interleaved, so both see the same machine state
+        t0 = time.perf_counter()
+        sess.run(feeds)
+        ours.append(time.perf_counter() - t0)
+        if ort is not None:
+            t0 = time.perf_counter()
+            ort.run(None, ort_feeds)
+            theirs.append(time.perf_counter() - t0)
+    print(f"bundle     {b.path} ({b.name}, target {b.manifest['target']})")
+    print(f"runs       {a.runs} (after {a.warmup} warm-up), threads {a.threads}" + (", interleaved" if ort else ""))
+    print(f"burnedge   median {_us(ours)}   p10 {_us(ours, 10)}   p90 {_us(ours, 90)}")
+    if ort is not None:
+        ratio = float(np.median(ours) / np.median(theirs))
+        print(f"onnxrt     median {_us(theirs)}   p10 {_us(theirs, 10)}   p90 {_us(theirs, 90)}")
+        verdict = "faster" if ratio < 1 else "slower"
+        print(f"ratio      {ratio:.2f}x onnxruntime's time (burnedge {verdict})")
+    planned = b.arena_bytes + b.weight_bytes
+    print(
+        f"memory     arena {b.arena_bytes:,} + weights {b.weight_bytes:,} = {_bytes(planned)} planned; "
+        f"process max RSS {rss / 2**20:.1f} MiB{' (before onnxruntime loaded)' if ort else ''}"
+    )
+    return 0
+
+
+def _us(times: list[float], q: float = 50) -> str:
+    return f"{np.percentile(times, q) * 1e6:10.1f} us"
