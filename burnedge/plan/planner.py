@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-__all__ = ["PLANNERS", "GreedyBySize", "Linear", "Planner", "best_plan"]
+__all__ = ["PLANNERS", "GreedyByBreadth", "GreedyBySize", "GreedyByStart", "Linear", "Planner", "best_plan"]
 
 ALIGN = 64
 
@@ -41,10 +41,10 @@ class Linear:
         return self._end
 
 
-class GreedyBySize:
-    """Greedy by size with best-fit gaps.
+class _Greedy:
+    """Greedy placement with best-fit gaps, in an order a subclass chooses.
 
-    1. Sort buffers by size, largest first (ties: earlier first use first).
+    1. Sort the buffers (the subclass's `_order`).
     2. For each buffer, list the already placed buffers whose lifetimes overlap its own, by offset.
     3. Walk the gaps between them; take the smallest gap it fits in, else the end of the highest one.
     """
@@ -57,11 +57,13 @@ class GreedyBySize:
         self._bufs.append((_align(size), first, last))
         self._offsets = None
 
+    def _order(self) -> list[int]:
+        raise NotImplementedError
+
     def _solve(self) -> list[int]:
-        order = sorted(range(len(self._bufs)), key=lambda i: (-self._bufs[i][0], self._bufs[i][1], i))
         offsets = [0] * len(self._bufs)
         placed: list[int] = []
-        for i in order:
+        for i in self._order():
             size, first, last = self._bufs[i]
             live = sorted(
                 (offsets[j], self._bufs[j][0]) for j in placed if self._bufs[j][1] <= last and first <= self._bufs[j][2]
@@ -87,7 +89,42 @@ class GreedyBySize:
         return max(self.offset(i) + b[0] for i, b in enumerate(self._bufs))
 
 
-PLANNERS: dict[str, type] = {"greedy": GreedyBySize, "linear": Linear}
+class GreedyBySize(_Greedy):
+    """Largest buffers first (ties: earlier first use first): TFLite Micro's classic order."""
+
+    def _order(self) -> list[int]:
+        return sorted(range(len(self._bufs)), key=lambda i: (-self._bufs[i][0], self._bufs[i][1], i))
+
+
+class GreedyByBreadth(_Greedy):
+    """Buffers alive during the busiest steps first: those steps decide the arena, so pack them tightly."""
+
+    def _order(self) -> list[int]:
+        if not self._bufs:
+            return []
+        lo = min(b[1] for b in self._bufs)
+        hi = max(b[2] for b in self._bufs)
+        live = [0] * (hi - lo + 1)
+        for size, first, last in self._bufs:
+            for t in range(first - lo, last - lo + 1):
+                live[t] += size
+        breadth = [max(live[f - lo : la - lo + 1]) for _, f, la in self._bufs]
+        return sorted(range(len(self._bufs)), key=lambda i: (-breadth[i], -self._bufs[i][0], self._bufs[i][1], i))
+
+
+class GreedyByStart(_Greedy):
+    """Buffers in the order the program writes them (ties: largest first): keeps neighbours in time together."""
+
+    def _order(self) -> list[int]:
+        return sorted(range(len(self._bufs)), key=lambda i: (self._bufs[i][1], -self._bufs[i][0], i))
+
+
+PLANNERS: dict[str, type] = {
+    "greedy_by_size": GreedyBySize,
+    "greedy_by_breadth": GreedyByBreadth,
+    "greedy_by_start": GreedyByStart,
+    "linear": Linear,
+}
 
 
 def best_plan(buffers: list[tuple[int, int, int]]) -> tuple[str, list[int], int]:
