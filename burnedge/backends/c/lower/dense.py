@@ -1,0 +1,315 @@
+"""Dense ops: MatMul, Gemm, Conv, ConvTranspose and the fused FusedConv / FusedGemm / FusedMatMul, on the GEMM kernels.
+
+Constant operands are repacked once, at compile time, into the panel layouts of the 6x16 micro-kernel (gemm.h):
+conv weights and Gemm/MatMul weights as A or B panels, with Gemm's alpha folded in. The epilogue of every kernel
+(bias or Gemm's C, the fused residual, the fused activation) is a `be_epi` built here with constant strides.
+Depthwise convs (one input channel per group) get their own kernel; other convs run as im2col + GEMM, 1x1 convs
+without im2col.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ....ir import Graph, Node
+from ....ops.conv import _geo as conv_geometry
+from ....ops.conv_transpose import _ct_geometry
+from . import Ctx, lower
+
+MR, NR, MAX_THREADS = 6, 16, 4  # gemm.h: BE_MR, BE_NR, BE_DENSE_MAX_THREADS
+ACTS = {"": "BE_ACT_NONE", "Relu": "BE_ACT_RELU", "Clip": "BE_ACT_CLIP", "LeakyRelu": "BE_ACT_LEAKY_RELU",
+        "HardSigmoid": "BE_ACT_HARD_SIGMOID", "HardSwish": "BE_ACT_HARD_SWISH", "Sigmoid": "BE_ACT_SIGMOID",
+        "Tanh": "BE_ACT_TANH", "Gelu": "BE_ACT_GELU"}  # fmt: skip
+DEFAULT_PARAMS = {"Clip": (-math.inf, math.inf), "LeakyRelu": (0.01,), "HardSigmoid": (0.2, 0.5)}
+
+
+def _f(x: float) -> str:
+    x = float(np.float32(x))
+    if math.isinf(x):
+        return "INFINITY" if x > 0 else "-INFINITY"
+    return f"{x!r}f"
+
+
+def _epi(ctx: Ctx, node: Node, alpha=1.0, beta0=1.0, add0="0", s0=(0, 0), add1="0", s1=(0, 0)) -> str:
+    """A C initializer of be_epi; the activation comes from the node's attributes (fused ops)."""
+    act = node.attrs.get("activation", "") or ""
+    ctx.require(act in ACTS, f"unknown epilogue activation {act!r}")
+    params = list(node.attrs.get("activation_params", ()) or ()) or list(DEFAULT_PARAMS.get(act, ()))
+    p = [*params, 0.0, 0.0][:2]
+    return (
+        f"{{{_f(alpha)}, {_f(beta0)}, {add0}, {s0[0]}, {s0[1]}, {add1}, {s1[0]}, {s1[1]}, {ACTS[act]}, "
+        f"{_f(p[0])}, {_f(p[1])}}}"
+    )
+
+
+def pack_a(mat: np.ndarray) -> np.ndarray:
+    """(rows, K) -> A panels: rows padded to MR, each panel K x MR."""
+    rows, k = mat.shape
+    pad = np.zeros((-(-rows // MR) * MR, k), np.float32)
+    pad[:rows] = mat
+    return np.ascontiguousarray(pad.reshape(-1, MR, k).transpose(0, 2, 1)).reshape(-1)
+
+
+def pack_b(mat: np.ndarray) -> np.ndarray:
+    """(K, cols) -> B panels: columns padded to NR, each panel K x NR."""
+    k, cols = mat.shape
+    pad = np.zeros((k, -(-cols // NR) * NR), np.float32)
+    pad[:, :cols] = mat
+    return np.ascontiguousarray(pad.reshape(k, -1, NR).transpose(1, 0, 2)).reshape(-1)
+
+
+def _input(node: Node, i: int) -> str:
+    return node.inputs[i] if len(node.inputs) > i and node.inputs[i] else ""
+
+
+def _gemm_scratch_bytes(k: int) -> int:
+    """gemm.h's be_gemm_scratch(K), in bytes."""
+    nb = max(1, min(16, 6144 // (k * NR)))
+    return (MAX_THREADS * nb * k * NR + 64) * 4
+
+
+def _require_f32(ctx: Ctx, node: Node) -> None:
+    for name in [*node.inputs, *node.outputs]:
+        if name:
+            ctx.require(ctx.dtype(name) == np.float32, f"{name!r} is {ctx.dtype(name)}; only float32 is supported")
+
+
+# -- Conv -----------------------------------------------------------------------------------------------------------
+def _conv_geo(graph: Graph, node: Node) -> tuple[bool, list[int]] | None:
+    """(depthwise?, be_conv_geo fields) of a Conv / FusedConv, None for shapes the kernels do not take."""
+    x, w = graph.values[node.inputs[0]].shape, graph.values[node.inputs[1]].shape
+    if len(x) not in (3, 4):
+        return None
+    a = node.attrs
+    kernel, strides, dil, geo = conv_geometry(
+        x, w, a.get("kernel_shape"), a.get("strides"), a.get("dilations"), a.get("pads"), a.get("auto_pad", "NOTSET")
+    )
+    group = int(a.get("group", 1))
+    if len(x) == 3:  # 1-D: a 2-D conv of height 1
+        x, kernel, strides, dil = (*x[:2], 1, x[2]), [1, *kernel], [1, *strides], [1, *dil]
+        begin, out = [0, *geo.begin], [1, *geo.out]
+    else:
+        begin, out = geo.begin, geo.out
+    n, c, h, wd = x
+    fields = [n, c, h, wd, w[0], group, *kernel, *strides, *dil, *begin, *out]
+    return (w[1] == 1 and group > 1), fields
+
+
+def _conv_scratch(graph: Graph, node: Node) -> int:
+    info = _conv_geo(graph, node)
+    if info is None:
+        return 0
+    dw, f = info
+    n, c, h, wd, m, g, kh, kw, sh, sw, dh, dwl, ph, pw, oh, ow = f
+    if dw:
+        wp = (ow - 1) * sw + (kw - 1) * dwl + 1
+        row = max(-(-wp // sw), (ow + 7) // 8 * 8 + (kw - 1) * dwl // sw)
+        hp = (oh - 1) * sh + (kh - 1) * dh + 1
+        return (MAX_THREADS * hp * sw * row + 64) * 4
+    return _gemm_scratch_bytes(c // g * kh * kw)
+
+
+@lower("Conv", scratch=_conv_scratch)
+@lower("FusedConv", domain="burnedge", scratch=_conv_scratch)
+def conv(ctx: Ctx, node: Node) -> str:
+    _require_f32(ctx, node)
+    info = _conv_geo(ctx.graph, node)
+    ctx.require(info is not None, "only 1-D and 2-D convolutions are supported")
+    dw, f = info
+    w = ctx.const(node.inputs[1])
+    ctx.require(w is not None, "the weights must be constant")
+    m, g = f[4], f[5]
+    ohw = f[14] * f[15]
+    bias, res = _input(node, 2), _input(node, 3) if node.op.domain == "burnedge" else ""
+    epi = _epi(ctx, node, add0=ctx.tensor(bias) if bias else "0", s0=(1, 0),
+               add1=ctx.tensor(res) if res else "0", s1=(ohw, 1))  # fmt: skip
+    x, y = ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0])
+    geo = "static const be_conv_geo geo = {" + ", ".join(map(str, f)) + "};"
+    if dw:
+        wk = ctx.pack(f"dense:dw:{node.inputs[1]}", w.astype(np.float32).reshape(m, -1))
+        call = f"be_dwconv2d_f32({x}, {wk}, {y}, &ep, &geo, {ctx.scratch()}, threads);"
+    else:
+        mats = w.astype(np.float32).reshape(g, m // g, -1)
+        wk = ctx.pack(f"dense:conv:{node.inputs[1]}:{g}", np.concatenate([pack_a(mg) for mg in mats]))
+        call = f"be_conv2d_f32({x}, {wk}, {y}, &ep, &geo, {ctx.scratch()}, threads);"
+    return "\n".join(["{", f"  {geo}", f"  const be_epi ep = {epi};", f"  {call}", "}"])
+
+
+# -- ConvTranspose --------------------------------------------------------------------------------------------------
+def _convt_geo(graph: Graph, node: Node) -> list[int] | None:
+    x, w = graph.values[node.inputs[0]].shape, graph.values[node.inputs[1]].shape
+    if len(x) not in (3, 4):
+        return None
+    a = node.attrs
+    group = int(a.get("group", 1))
+    kernel, strides, dil, _full, begin, out = _ct_geometry(
+        x, w, a.get("auto_pad", "NOTSET"), a.get("dilations"), group, a.get("kernel_shape"),
+        a.get("output_padding"), a.get("output_shape"), a.get("pads"), a.get("strides"),
+    )  # fmt: skip
+    if len(x) == 3:
+        x, kernel, strides, dil = (*x[:2], 1, x[2]), [1, *kernel], [1, *strides], [1, *dil]
+        begin, out = [0, *begin], [1, *out]
+    n, c, h, wd = x
+    return [n, c, h, wd, w[1] * group, group, *kernel, *strides, *dil, *begin, *out]
+
+
+def _convt_scratch(graph: Graph, node: Node) -> int:
+    f = _convt_geo(graph, node)
+    if f is None:
+        return 0
+    n, c, h, wd, m, g, kh, kw = f[:8]
+    return (m // g * kh * kw * h * wd) * 4 + _gemm_scratch_bytes(c // g)
+
+
+@lower("ConvTranspose", scratch=_convt_scratch)
+def conv_transpose(ctx: Ctx, node: Node) -> str:
+    _require_f32(ctx, node)
+    f = _convt_geo(ctx.graph, node)
+    ctx.require(f is not None, "only 1-D and 2-D transposed convolutions are supported")
+    ctx.require(min(f[12], f[13]) >= 0, "negative output offsets are not supported")
+    w = ctx.const(node.inputs[1])
+    ctx.require(w is not None, "the weights must be constant")
+    c, g = f[1], f[5]
+    wt = w.astype(np.float32).reshape(g, c // g, -1).transpose(0, 2, 1)  # (G, Mg*KK, Cg)
+    wk = ctx.pack(f"dense:convt:{node.inputs[1]}:{g}", np.concatenate([pack_a(mat) for mat in wt]))
+    bias = _input(node, 2)
+    x, y = ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0])
+    geo = "static const be_conv_geo geo = {" + ", ".join(map(str, f)) + "};"
+    b = ctx.tensor(bias) if bias else "0"
+    return "\n".join(["{", f"  {geo}", f"  be_convt2d_f32({x}, {wk}, {b}, {y}, &geo, {ctx.scratch()}, threads);", "}"])
+
+
+# -- Gemm -----------------------------------------------------------------------------------------------------------
+def _gemm_dims(graph: Graph, node: Node) -> tuple[int, int, int]:
+    sa, sb = graph.values[node.inputs[0]].shape, graph.values[node.inputs[1]].shape
+    m, k = (sa[1], sa[0]) if node.attrs.get("transA", 0) else sa
+    n = sb[0] if node.attrs.get("transB", 0) else sb[1]
+    return m, n, k
+
+
+def _gemm_scratch(graph: Graph, node: Node) -> int:
+    if graph.values[node.inputs[1]].is_const:
+        return 0
+    return _gemm_scratch_bytes(_gemm_dims(graph, node)[2])
+
+
+def _strides2(shape: tuple[int, ...], rows: int, cols: int) -> tuple[int, int]:
+    """Element strides (row, column) of an operand of `shape` broadcast to (rows, cols)."""
+    full = (1,) * (2 - len(shape)) + tuple(shape[-2:])
+    return (full[1] if full[0] != 1 or rows == 1 else 0), (1 if full[1] != 1 or cols == 1 else 0)
+
+
+@lower("Gemm", scratch=_gemm_scratch)
+@lower("FusedGemm", domain="burnedge", scratch=_gemm_scratch)
+def gemm(ctx: Ctx, node: Node) -> str:
+    _require_f32(ctx, node)
+    m, n, k = _gemm_dims(ctx.graph, node)
+    ta, tb = node.attrs.get("transA", 0), node.attrs.get("transB", 0)
+    alpha, beta = float(node.attrs.get("alpha", 1.0)), float(node.attrs.get("beta", 1.0))
+    a_name, b_name = node.inputs[0], node.inputs[1]
+    rsa, csa = (1, m) if ta else (k, 1)
+    rsb, csb = (1, k) if tb else (n, 1)
+    a, b, a_packed, b_packed = ctx.tensor(a_name), ctx.tensor(b_name), 0, 0
+    bc, ac = ctx.const(b_name), ctx.const(a_name)
+    if bc is not None:
+        mat = (bc.T if tb else bc).astype(np.float32) * np.float32(alpha)
+        b, b_packed, alpha = ctx.pack(f"dense:gemmB:{node.outputs[0]}", pack_b(mat)), 1, 1.0
+    elif ac is not None:
+        mat = (ac.T if ta else ac).astype(np.float32) * np.float32(alpha)
+        a, a_packed, alpha = ctx.pack(f"dense:gemmA:{node.outputs[0]}", pack_a(mat)), 1, 1.0
+    c, res = _input(node, 2), _input(node, 3) if node.op.domain == "burnedge" else ""
+    add0, s0 = "0", (0, 0)
+    if c and beta != 0.0:
+        add0, s0 = ctx.tensor(c), _strides2(ctx.shape(c), m, n)
+    epi = _epi(ctx, node, alpha=alpha, beta0=beta, add0=add0, s0=s0, add1=ctx.tensor(res) if res else "0", s1=(n, 1))
+    scratch = "0" if b_packed else ctx.scratch()
+    y = ctx.tensor(node.outputs[0])
+    call = (f"be_gemm_f32({m}, {n}, {k}, {a}, {rsa}, {csa}, {a_packed}, {b}, {rsb}, {csb}, {b_packed}, {y}, {n}, "
+            f"&ep, {scratch}, threads);")  # fmt: skip
+    return "\n".join(["{", f"  const be_epi ep = {epi};", f"  {call}", "}"])
+
+
+# -- MatMul ---------------------------------------------------------------------------------------------------------
+def _mm_dims(graph: Graph, node: Node):
+    sa, sb = graph.values[node.inputs[0]].shape, graph.values[node.inputs[1]].shape
+    ea = (1, *sa) if len(sa) == 1 else tuple(sa)
+    eb = (*sb, 1) if len(sb) == 1 else tuple(sb)
+    batch = tuple(np.broadcast_shapes(ea[:-2], eb[:-2]))
+    return ea, eb, batch, ea[-2], ea[-1], eb[-1]
+
+
+def _mm_flat(graph: Graph, node: Node) -> bool:
+    """B is one constant matrix: A's batch folds into its rows and B is packed once."""
+    eb = _mm_dims(graph, node)[1]
+    return graph.values[node.inputs[1]].is_const and math.prod(eb[:-2]) == 1
+
+
+def _mm_scratch(graph: Graph, node: Node) -> int:
+    return 0 if _mm_flat(graph, node) else _gemm_scratch_bytes(_mm_dims(graph, node)[4])
+
+
+def _batch_strides(shape: tuple[int, ...], batch: tuple[int, ...], mat: int) -> list[int]:
+    """Element strides of each batch dim of an operand (..., r, c) of `mat` elements per matrix; 0 = broadcast."""
+    full = (1,) * (len(batch) - len(shape)) + tuple(shape)
+    strides, acc = [0] * len(batch), mat
+    for d in range(len(batch) - 1, -1, -1):
+        strides[d] = acc if full[d] != 1 else 0
+        acc *= full[d]
+    return strides
+
+
+def _bias_strides(ctx: Ctx, shape: tuple[int, ...], out: tuple[int, ...], node: Node) -> tuple[int, int]:
+    """(row, column) element strides of a FusedMatMul bias over the output's matrix dims; batch dims broadcast."""
+    full = (1,) * (len(out) - len(shape)) + tuple(shape)
+    has_m, has_n = len(ctx.shape(node.inputs[0])) > 1, len(ctx.shape(node.inputs[1])) > 1
+    nb = len(out) - has_m - has_n
+    ctx.require(math.prod(full[:nb]) == 1, "a bias that varies along the batch dims is not supported")
+    cs = 1 if has_n and full[-1] != 1 else 0
+    rs = (full[-1] if has_n else 1) if has_m and full[nb] != 1 else 0
+    return rs, cs
+
+
+@lower("MatMul", scratch=_mm_scratch)
+@lower("FusedMatMul", domain="burnedge", scratch=_mm_scratch)
+def matmul(ctx: Ctx, node: Node) -> str:
+    _require_f32(ctx, node)
+    ea, eb, batch, m, k, n = _mm_dims(ctx.graph, node)
+    out_shape = ctx.shape(node.outputs[0])
+    y = ctx.tensor(node.outputs[0])
+    bias, res = (_input(node, 2), _input(node, 3)) if node.op.domain == "burnedge" else ("", "")
+    add0, s0 = "0", (0, 0)
+    if bias:
+        add0, s0 = ctx.tensor(bias), _bias_strides(ctx, ctx.shape(bias), out_shape, node)
+    if _mm_flat(ctx.graph, node):
+        # one GEMM over all of A's rows; a bias varying along M repeats per matrix, so then one GEMM per matrix
+        reps = math.prod(ea[:-2]) if s0[0] else 1
+        rows = math.prod(ea[:-1]) // reps
+        bp = ctx.pack(f"dense:mmB:{node.inputs[1]}", pack_b(ctx.const(node.inputs[1]).astype(np.float32).reshape(k, n)))
+        add1 = f"({ctx.tensor(res)} + bi * {rows * n})" if res else "0"
+        epi = _epi(ctx, node, add0=add0, s0=s0, add1=add1, s1=(n, 1))
+        a = ctx.tensor(node.inputs[0])
+        call = (f"be_gemm_f32({rows}, {n}, {k}, {a} + bi * {rows * k}, {k}, 1, 0, {bp}, 0, 0, 1, "
+                f"{y} + bi * {rows * n}, {n}, &ep, 0, threads);")  # fmt: skip
+        return "\n".join(["{", f"  for (long bi = 0; bi < {reps}; bi++) {{", f"    const be_epi ep = {epi};",
+                          f"    {call}", "  }", "}"])  # fmt: skip
+    sta = _batch_strides(ea[:-2], batch, m * k)
+    stb = _batch_strides(eb[:-2], batch, k * n)
+    lines = ["{", f"  for (long bi = 0; bi < {math.prod(batch)}; bi++) {{", "    long r = bi, oa = 0, ob = 0;"]
+    for d in range(len(batch) - 1, -1, -1):
+        lines.append(
+            f"    {{ const long i = r % {batch[d]}; r /= {batch[d]}; oa += i * {sta[d]}; ob += i * {stb[d]}; }}"
+        )
+    lines.append("    (void)r;")
+    add1 = f"({ctx.tensor(res)} + bi * {m * n})" if res else "0"
+    epi = _epi(ctx, node, add0=add0, s0=s0, add1=add1, s1=(n, 1))
+    a, b = ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1])
+    lines += [
+        f"    const be_epi ep = {epi};",
+        f"    be_gemm_f32({m}, {n}, {k}, {a} + oa, {k}, 1, 0, {b} + ob, {n}, 1, 0, {y} + bi * {m * n}, {n}, &ep, "
+        f"{ctx.scratch()}, threads);",
+        "  }",
+        "}",
+    ]
+    return "\n".join(lines)
