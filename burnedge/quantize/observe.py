@@ -1,0 +1,133 @@
+"""Calibration runs: evaluate a graph node by node on each batch and feed every float tensor to a calibrator.
+
+The graph runs value by value on the numpy references (``burnedge.ops._eval.evaluate``), not on the arena
+executor: calibration needs every intermediate tensor, and the arena reuses their bytes. Memory: a tensor is
+dropped right after its last reader runs, so at most the live set of one batch is held. Values computed inside
+subgraphs (If / Loop / Scan bodies) are not observed; the node's outputs are.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sized
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..ir import Graph
+from ..model import Model
+from ..ops._eval import evaluate
+from .calibrate import Calibrator, _is_float
+
+__all__ = ["check_feeds", "collect", "layers", "trace"]
+
+
+def check_feeds(graph: Graph, feeds: Any, where: str = "") -> dict[str, np.ndarray]:
+    """The feeds as arrays, after checking names, shapes and dtypes; `where` says which batch for the message."""
+    at = f" in {where}" if where else ""
+    if not isinstance(feeds, Mapping):
+        raise InputError(f"expected a dict of input arrays{at}, got {type(feeds).__name__}")
+    unknown = sorted(set(feeds) - set(graph.inputs))
+    if unknown:
+        raise InputError(f"unknown input(s) {unknown}{at}; the model's inputs are {sorted(graph.inputs)}")
+    out = {}
+    for name in graph.inputs:
+        if name not in feeds:
+            raise InputError(f"missing input {name!r}{at}; the model's inputs are {sorted(graph.inputs)}")
+        v = graph.values[name]
+        arr = feeds[name] if isinstance(feeds[name], np.ndarray) else np.asarray(feeds[name])
+        if arr.dtype != v.dtype:
+            raise InputError(f"input {name!r}{at}: expected dtype {v.dtype}, got {arr.dtype}")
+        if tuple(arr.shape) != tuple(v.shape):
+            raise InputError(f"input {name!r}{at}: expected shape {list(v.shape)}, got {list(arr.shape)}")
+        out[name] = arr
+    return out
+
+
+def trace(graph: Graph | Model, feeds: Mapping[str, np.ndarray], where: str = "") -> Iterator[tuple[str, np.ndarray]]:
+    """Runs the graph once; yields (name, array) for every float tensor: the float inputs, then node outputs in order.
+
+    Constants are not yielded (weights are quantized from their values, not calibrated).
+    """
+    g = graph.graph if isinstance(graph, Model) else graph
+    env: dict[str, Any] = dict(check_feeds(g, feeds, where))
+    consts = g.constants()
+    last: dict[str, int] = {}  # value -> index of the last node that reads it
+    for i, node in enumerate(g.nodes):
+        for n in node.uses():
+            last[n] = i
+
+    def read(n: str) -> Any:
+        return consts[n] if n in consts else env[n]
+
+    for name in g.inputs:
+        if _is_float(env[name].dtype):
+            yield name, env[name]
+    for i, node in enumerate(g.nodes):
+        outs = evaluate(node, [read(n) if n else None for n in node.inputs], {n: read(n) for n in node.captures})
+        for name, arr in zip(node.outputs, outs):
+            if not name:
+                continue
+            if isinstance(arr, np.ndarray) and _is_float(arr.dtype):
+                yield name, arr
+            if last.get(name, -1) > i:
+                env[name] = arr
+        for n in set(node.uses()):
+            if last.get(n) == i:
+                env.pop(n, None)  # its last reader has run
+
+
+def layers(graph: Graph | Model) -> dict[str, tuple[str, str]]:
+    """Tensor name -> (layer, op type) for the accuracy report: node outputs name their node, inputs "input"."""
+    g = graph.graph if isinstance(graph, Model) else graph
+    out = {name: (name, "input") for name in g.inputs}
+    out.update({o: (node.name, node.op_type) for node in g.nodes for o in node.outputs if o})
+    return out
+
+
+def collect(
+    graph: Graph | Model,
+    batches: Iterable[Mapping[str, np.ndarray]],
+    calibrator: Calibrator,
+    progress: bool = True,
+) -> Calibrator:
+    """Feeds every float tensor of every batch to `calibrator`; returns it (call ``.compute()`` next).
+
+    A progress bar (rich, or a plain counter without it) shows when `progress` is true and stdout is a terminal.
+    Bad feeds raise InputError naming the input and the batch index (0-based); no batch at all is an error too.
+    """
+    g = graph.graph if isinstance(graph, Model) else graph
+    if isinstance(batches, Mapping):
+        raise InputError("calibration data is one dict of arrays; pass an iterable of them, e.g. [feeds]")
+    total = len(batches) if isinstance(batches, Sized) else None
+    seen = 0
+    for index, feeds in _progress(batches, total, progress and sys.stdout.isatty()):
+        for name, arr in trace(g, feeds, where=f"calibration batch {index}"):
+            calibrator.observe(name, arr)
+        seen += 1
+    if not seen:
+        raise InputError("calibration data is empty: no batch to observe")
+    return calibrator
+
+
+def _progress(items: Iterable[Any], total: int | None, show: bool) -> Iterator[tuple[int, Any]]:
+    """(index, item) pairs, with a progress bar on the terminal when `show`."""
+    if not show:
+        yield from enumerate(items)
+        return
+    try:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    except ImportError:  # rich is optional: a plain counter on the same line
+        for index, item in enumerate(items):
+            sys.stdout.write(f"\rcalibrating: batch {index + 1}" + (f"/{total}" if total else ""))
+            sys.stdout.flush()
+            yield index, item
+        sys.stdout.write("\n")
+        return
+    columns = (TextColumn("calibrating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, transient=True) as bar:
+        task = bar.add_task("calibrating", total=total)
+        for index, item in enumerate(items):
+            yield index, item
+            bar.advance(task)
