@@ -72,9 +72,9 @@ def _sum_windows(xp, kernel, strides, dilations, out, fn=None):
     return acc
 
 
-def _avg_pool(x, kernel_shape, auto_pad, pads, strides, dilations, ceil_mode, count_include_pad):
+def window_totals(x, ct, kernel_shape, auto_pad, pads, strides, dilations, ceil_mode, count_include_pad):
+    """Per output position of an average pool: the sum of the window (in dtype `ct`) and how many it counts."""
     kernel, strides, dilations, geo = _geo(x.shape, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode)
-    ct = compute_dtype(x.dtype)
     xp = pad_or_crop(x.astype(ct, copy=False), geo.begin, geo.end, 0)
     total = _sum_windows(xp, kernel, strides, dilations, geo.out)
     n_sp = len(kernel)
@@ -84,7 +84,13 @@ def _avg_pool(x, kernel_shape, auto_pad, pads, strides, dilations, ceil_mode, co
         mask = pad_or_crop(inside, [0] * n_sp, [geo.end[i] - geo.end_explicit[i] for i in range(n_sp)], 0)
     else:
         mask = pad_or_crop(np.ones([1, 1] + spatial, ct), geo.begin, geo.end, 0)
-    count = _sum_windows(mask, kernel, strides, dilations, geo.out)
+    return total, _sum_windows(mask, kernel, strides, dilations, geo.out)
+
+
+def _avg_pool(x, kernel_shape, auto_pad, pads, strides, dilations, ceil_mode, count_include_pad):
+    total, count = window_totals(
+        x, compute_dtype(x.dtype), kernel_shape, auto_pad, pads, strides, dilations, ceil_mode, count_include_pad
+    )
     return (total / count).astype(x.dtype, copy=False)
 
 
