@@ -25,19 +25,25 @@ def node_test_root() -> Path:
         return Path(os.environ["BURNEDGE_NODE_TESTS"])
     cache = Path(os.environ.get("BURNEDGE_CACHE", REPO / ".cache"))
     root = cache / "onnx-1.22.0-node-tests"
-    if (root / ".complete").exists():
+    if root.exists():
         return root
-    with tempfile.TemporaryDirectory() as tmp:
+    cache.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache) as tmp:  # unpack aside, then rename: never a half-filled root
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "-d", tmp, WHEEL],
             check=True,
         )
         wheel = next(Path(tmp).glob("onnx-1.22.0-*.whl"))
+        staged = Path(tmp) / "node"
         with zipfile.ZipFile(wheel) as zf:
             for member in zf.namelist():
                 if member.startswith(PREFIX) and not member.endswith("/"):
-                    target = root / member[len(PREFIX) :]
+                    target = staged / member[len(PREFIX) :]
                     target.parent.mkdir(parents=True, exist_ok=True)
                     target.write_bytes(zf.read(member))
-    (root / ".complete").touch()
+        try:
+            staged.rename(root)
+        except OSError:  # another process (a pytest-xdist worker) got there first
+            if not root.exists():
+                raise
     return root

@@ -105,7 +105,8 @@ def exported_graph(entry: dict) -> tuple[Graph, dict[str, np.ndarray]]:
 
 def test_default_pipeline_order():
     assert DEFAULT_PIPELINE == (
-        "fold_constants", "dce", "fold_batchnorm", "fuse_layernorm", "fuse_epilogue", "fuse_elementwise", "dce"
+        "fold_constants", "dce", "fold_qdq", "fold_batchnorm", "fuse_layernorm", "fuse_epilogue", "fuse_elementwise",
+        "dce",
     )  # fmt: skip
 
 

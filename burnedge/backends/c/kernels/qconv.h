@@ -1,0 +1,54 @@
+/* int8 convolutions (burnedge.QConv) over NCHW tensors: im2col + int8 GEMM for any group, and depthwise.
+ *
+ * A 1-D conv is a 2-D conv with H = KH = 1. Padding contributes 0 after subtracting x_zp: the GEMM path pads
+ * with the raw x_zp and the lowering folds -x_zp * sum(w[m]) into the bias (`e->bias`, wrapping int32); the
+ * depthwise path subtracts x_zp itself (e->bias is then the plain bias).
+ */
+#ifndef BURNEDGE_QCONV_H
+#define BURNEDGE_QCONV_H
+
+#include "qgemm.h"
+
+typedef struct {
+    int N, C, H, W;  /* input */
+    int M, G;        /* output channels, groups */
+    int KH, KW, sh, sw, dh, dw;
+    int ph, pw;      /* begin pads */
+    int OH, OW;      /* output size */
+} be_qconv_geo;
+
+/* column panels of one job: their packed bytes stay near 16 KiB */
+static inline long be_qconv_nb(long K) {
+    const long nb = 16384 / (((K + 1) / 2) * 32);
+    return nb < 1 ? 1 : (nb > 16 ? 16 : nb);
+}
+static inline long be_qconv_slice(long K) { return K * BE_QNR + be_qconv_nb(K) * ((K + 1) / 2) * 32 + 64; }
+
+/* QConv as GEMM: wpack holds, per group, the (M/G) x (C/G*KH*KW) weights as A panels (qgemm.h).
+ * scratch: be_qconv_scratch bytes. */
+void be_qconv2d_i8(const int8_t *x, const int16_t *wpack, int8_t *y, const be_qepi *e, const be_qconv_geo *g,
+                   int32_t x_zp, int8_t *scratch, int threads);
+static inline long be_qconv_scratch(const be_qconv_geo *g) {
+    return (long)BE_Q_MAX_THREADS * be_qconv_slice((long)(g->C / g->G) * g->KH * g->KW) + 64;
+}
+
+/* Depthwise QConv (C/G == 1, M = C * multiplier, KH*KW <= 512): wf holds the weights as floats, M x KH*KW.
+ * Each input plane minus x_zp is laid out once as floats (zero padding, one row per column phase of the stride);
+ * sums of at most 512 products of magnitude <= 255*128 stay below 2^24, so float FMAs are exact.
+ * scratch: be_qdwconv_scratch floats. */
+void be_qdwconv2d_i8(const int8_t *x, const float *wf, int8_t *y, const be_qepi *e, const be_qconv_geo *g,
+                     int32_t x_zp, float *scratch, int threads);
+static inline long be_qdwconv_row(const be_qconv_geo *g) {
+    const long wp = (long)(g->OW - 1) * g->sw + (long)(g->KW - 1) * g->dw + 1, wq = (wp + g->sw - 1) / g->sw;
+    const long reach = ((long)g->OW + 7) / 8 * 8 + (long)(g->KW - 1) * g->dw / g->sw + 8;
+    return wq > reach ? wq : reach;
+}
+static inline long be_qdwconv_plane(const be_qconv_geo *g) {
+    const long hp = (long)(g->OH - 1) * g->sh + (long)(g->KH - 1) * g->dh + 1;
+    return (hp + 1) * g->sw * be_qdwconv_row(g) + 16;
+}
+static inline long be_qdwconv_scratch(const be_qconv_geo *g) {
+    return (long)BE_Q_MAX_THREADS * be_qdwconv_plane(g) + 64;
+}
+
+#endif

@@ -1,0 +1,105 @@
+/* int8 matrix products (burnedge.QMatMul, and the core of burnedge.QConv) with exact fixed-point requantisation.
+ *
+ * Requantisation (burnedge/quantize/qparams.py `requantize`): y = clamp(zp + floor((acc * m + 2^(s-1)) / 2^s))
+ * with s = 31 - shift. Kernels take per-channel parameters already normalised by the lowering (`be_rq`):
+ *   m == 0 or s >= 63  -> (m = 0, s = 32)      the result is 0 for every accumulator;
+ *   s <= 0             -> (m = 2^30, s = 1)    every non-zero accumulator saturates, as it does with the original;
+ *   L = 1 (s <= 20), 2^(s-21) (21 <= s <= 31), INT32_MAX (s >= 32): clamping acc to [-L, L] changes no result
+ *       (past L the output saturates anyway) and keeps the vector path's products in range.
+ * so 1 <= s <= 62 everywhere, and the rule reads exactly like the docstring's C.
+ *
+ * Packed layouts (int16 pairs along K so that one _mm256_madd_epi16 does 16 exact multiply-adds):
+ *   A panels: rows in panels of BE_QMR; K in pairs (K2 = ceil(K/2)); panel p holds the pair
+ *             (A(p*MR + r, 2kp), A(p*MR + r, 2kp + 1)) as two int16 at a[(kp*MR + r)*2 + {0, 1}], zero-padded.
+ *   B panels: columns in panels of BE_QNR = 16; the pair (B(2kp, c), B(2kp + 1, c)) as two int8 at
+ *             b[kp*32 + 2c + {0, 1}] (sign-extended to int16 in the kernel), zero-padded.
+ */
+#ifndef BURNEDGE_QGEMM_H
+#define BURNEDGE_QGEMM_H
+
+#include "burnedge.h"
+
+#define BE_QMR 6
+#define BE_QNR 16
+#define BE_Q_MAX_THREADS 4
+
+/* the epilogue of an int32 accumulator tile: acc + bias[ch] (wrapping int32), requantised per channel ch, where
+ * ch is the tile's row (per_col == 0: conv, channels are rows) or its column (per_col == 1: matmul). Channel
+ * arrays of a per_col epilogue are zero-padded to a multiple of 16. */
+typedef struct {
+    const int32_t *bias; /* NULL: none */
+    const int32_t *mult, *shift, *lim; /* normalised m, s (1..62) and L per channel */
+    int32_t zp, lo, hi;
+    int per_col;
+} be_qepi;
+
+/* one accumulator through the rule (normalised parameters) */
+static inline int8_t be_rq1(int32_t acc, int32_t m, int32_t s, int32_t lim, int32_t zp, int32_t lo, int32_t hi) {
+    int64_t a = acc < -lim ? -lim : (acc > lim ? lim : acc);
+    int64_t t = (a * m + ((int64_t)1 << (s - 1))) >> s;
+    int64_t y = zp + t;
+    return (int8_t)(y < lo ? lo : (y > hi ? hi : y));
+}
+
+/* tile: Y(mr x nr) int8 at y[r*ldy + c] = epilogue(A panel (K2 pairs) * B panel (K2 pairs)), tile origin
+ * (i0, j0) in the whole product (selects bias/requant channels). */
+void be_qgemm_tile(long k2, const int16_t *a, const int8_t *b, int mr, int nr, int8_t *y, long ldy,
+                   const be_qepi *e, long i0, long j0);
+
+/* QMatMul: Y(M x N) int8 = requant((A - a_zp) * B + bias): A(i, k) = a[i*lda + k] (int8, packed to int16 pairs
+ * in scratch), B pre-packed in B panels, per-column epilogue. scratch: be_qgemm_scratch(K) bytes. */
+void be_qgemm_i8(long M, long N, long K, const int8_t *a, long lda, int32_t a_zp, const int8_t *bpack, int8_t *y,
+                 long ldy, const be_qepi *e, int16_t *scratch, int threads);
+static inline long be_qgemm_scratch(long K) { return (long)BE_Q_MAX_THREADS * ((K + 1) / 2) * BE_QMR * 4 + 64; }
+
+/* vector helpers shared by the int8 kernel sources only */
+#if defined(BE_Q_INTERNAL) && defined(__AVX2__) && !defined(BURNEDGE_PORTABLE)
+#include <immintrin.h>
+#define BE_Q_AVX2 1
+
+/* requantisation constants of 8 lanes (one channel per lane, or one channel broadcast) */
+typedef struct {
+    __m256i m, mo, se, so, re, ro, c, lim, nlim;
+} be_rqv;
+
+static inline __attribute__((always_inline)) be_rqv be_rqv_make(__m256i m, __m256i s, __m256i lim) {
+    const __m256i one = _mm256_set1_epi64x(1), off = _mm256_set1_epi64x((int64_t)1 << 62);
+    be_rqv r;
+    r.m = m;
+    r.mo = _mm256_srli_epi64(m, 32);
+    r.se = _mm256_blend_epi32(s, _mm256_setzero_si256(), 0xAA);
+    r.so = _mm256_srli_epi64(s, 32);
+    r.re = _mm256_add_epi64(_mm256_sllv_epi64(one, _mm256_sub_epi64(r.se, one)), off);
+    r.ro = _mm256_add_epi64(_mm256_sllv_epi64(one, _mm256_sub_epi64(r.so, one)), off);
+    r.c = _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_sub_epi32(_mm256_set1_epi32(62), s)); /* 2^(62-s) mod 2^32 */
+    r.lim = lim;
+    r.nlim = _mm256_sub_epi32(_mm256_setzero_si256(), lim);
+    return r;
+}
+
+static inline __attribute__((always_inline)) be_rqv be_rqv_bcast(int32_t m, int32_t s, int32_t lim) {
+    return be_rqv_make(_mm256_set1_epi32(m), _mm256_set1_epi32(s), _mm256_set1_epi32(lim));
+}
+
+/* t = floor((clamp(acc) * m + 2^(s-1)) / 2^s) on 8 lanes: 64-bit products biased by 2^62 so that a logical
+ * shift floors them; the bias (2^(62-s) after the shift) is removed in 32 bits, exact since |t| < 2^31. */
+static inline __attribute__((always_inline)) __m256i be_rq8(__m256i acc, const be_rqv *r) {
+    acc = _mm256_min_epi32(_mm256_max_epi32(acc, r->nlim), r->lim);
+    __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(acc, r->m), r->re);
+    __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(acc, 32), r->mo), r->ro);
+    pe = _mm256_srlv_epi64(pe, r->se);
+    po = _mm256_srlv_epi64(po, r->so);
+    return _mm256_sub_epi32(_mm256_blend_epi32(pe, _mm256_slli_epi64(po, 32), 0xAA), r->c);
+}
+
+/* 16 int8 outputs from two vectors of t: saturating packs, + zp (saturating int16), then [lo, hi] */
+static inline __attribute__((always_inline)) __m128i be_rq_pack16(__m256i t0, __m256i t1, __m256i zp16, __m128i lo,
+                                                                  __m128i hi) {
+    __m256i p = _mm256_permute4x64_epi64(_mm256_packs_epi32(t0, t1), 0xD8);
+    p = _mm256_adds_epi16(p, zp16);
+    __m128i b = _mm_packs_epi16(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
+    return _mm_min_epi8(_mm_max_epi8(b, lo), hi);
+}
+#endif
+
+#endif
