@@ -45,15 +45,19 @@ def cmd_export(a: argparse.Namespace, shapes: dict[str, tuple[int, ...]]) -> int
     from .exporter import export
 
     out = a.output if a.output is not None else Path(a.model.stem + bundle.SUFFIX)
-    path = export(
-        a.model,
-        out,
+    options = dict(
         target=a.target,
         input_shapes=shapes,
         test_vectors=a.test_vectors,
         unpacked=a.unpacked,
         include_source=not a.no_source,
     )
+    if getattr(a, "quantize", None):
+        path = _export_int8(a, out, options)
+    else:
+        if getattr(a, "calibration", None) or getattr(a, "keep_float", None) or getattr(a, "report", None):
+            raise BurnedgeError("--calibration, --keep-float and --report need --quantize int8")
+        path = export(a.model, out, **options)
     b = bundle.read(path)  # reads back what was written: the hashes hold
     m = b.manifest
     size = sum(len(d) for d in b.members.values())
@@ -65,6 +69,20 @@ def cmd_export(a: argparse.Namespace, shapes: dict[str, tuple[int, ...]]) -> int
     print(f"weights    {_bytes(b.weight_bytes)}")
     print(f"vectors    {len(m['vectors'])} test vector(s); check them with: burnedge verify {path}")
     return 0
+
+
+def _export_int8(a: argparse.Namespace, out: Path, options: dict[str, Any]) -> Path:
+    """Quantizes and exports; prints the accuracy report (worst 20 layers) and where the full one went."""
+    from .exporter import export_int8
+
+    if a.calibration is None:
+        raise BurnedgeError("--quantize int8 needs --calibration DATA (a folder of .npy/.npz files or one .npz)")
+    keep = [k.strip() for item in a.keep_float for k in item.split(",") if k.strip()]
+    path, report = export_int8(a.model, out, a.calibration, a.method, keep, a.report, scheme=a.quantize, **options)
+    report.print(limit=20)
+    if a.report:
+        print(f"report     {a.report}")
+    return path
 
 
 def cmd_verify(a: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ import io
 import os
 import re
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from .bundle import Bundle, BundleError
 from .ir import Graph
 from .model import Model
 
-__all__ = ["TARGETS", "Check", "compare", "example_inputs", "export", "verify"]
+__all__ = ["TARGETS", "Check", "compare", "example_inputs", "export", "export_int8", "verify"]
 
 TARGETS = ("host",)
 # dtypes safetensors stores as themselves; any other is stored as raw bytes (the manifest keeps the real dtype)
@@ -153,11 +153,14 @@ def _weights(emitted, constants: dict[str, np.ndarray]) -> tuple[bytes, list[dic
     return save(tensors), layout, keys
 
 
-def _io_table(slots, constant_keys: dict[str, str]) -> list[dict[str, Any]]:
-    """Inputs or outputs for the manifest: name, shape, dtype, arena offset (a constant output: its weights key)."""
+def _io_table(slots, constant_keys: dict[str, str], qparams: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Inputs or outputs for the manifest: name, shape, dtype, arena offset (a constant output: its weights key);
+    an input an int8 graph quantizes right away also gets its "quantization" (scale, zero point ...)."""
     rows = []
     for s in slots:
         row = {"name": s.name, "shape": list(s.shape), "dtype": s.dtype.name, "offset": s.offset}
+        if qparams and s.name in qparams:
+            row["quantization"] = qparams[s.name]
         rows.append({**row, "constant": constant_keys[s.name]} if s.name in constant_keys else row)
     return rows
 
@@ -179,6 +182,11 @@ def export(
     test_vectors: int = 2,
     unpacked: bool = False,
     include_source: bool = True,
+    quantize: str | None = None,
+    calibration: Iterable[Mapping[str, np.ndarray]] | str | os.PathLike[str] | None = None,
+    method: str = "minmax",
+    keep_float: str | Iterable[str] = (),
+    report: str | os.PathLike[str] | None = None,
 ) -> Path:
     """Compiles `model` (a Model, an onnx.ModelProto or an .onnx path) for `target`, writes an edge bundle, and
     returns its path.
@@ -187,7 +195,89 @@ def export(
     `include_source`: it is what `bench` runs onnxruntime on, and about doubles the size) and `test_vectors` test
     vectors whose reference outputs come from the numpy backend. `path` may be a folder: the bundle is then
     NAME.bedge in it. An op without a C kernel fails here, listing every such op. Writing is atomic.
+
+    ``quantize="int8"`` quantizes first (`burnedge.quantize.quantize_model`): `calibration` is an iterable of feed
+    dicts or a path (a folder of .npy/.npz files or one .npz; see `burnedge.quantize.data`), `method` the
+    calibrator, `keep_float` "auto" and/or node names; `report` writes the accuracy report (.html: a page with
+    the per-layer plot; anything else: text). The bundle's inputs keep float types and also take int8 arrays.
     """
+    if quantize is not None:
+        return export_int8(
+            model,
+            path,
+            calibration,
+            method,
+            keep_float,
+            report,
+            target,
+            input_shapes,
+            test_vectors,
+            unpacked,
+            include_source,
+            quantize,
+        )[0]
+    if calibration is not None or keep_float or report is not None:
+        raise BundleError("calibration, keep_float and report apply to quantize='int8'")
+    return _export(model, path, target, input_shapes, test_vectors, unpacked, include_source)
+
+
+def export_int8(
+    model: Model | ModelProto | str | os.PathLike[str],
+    path: str | os.PathLike[str],
+    calibration: Iterable[Mapping[str, np.ndarray]] | str | os.PathLike[str] | None,
+    method: str = "minmax",
+    keep_float: str | Iterable[str] = (),
+    report: str | os.PathLike[str] | None = None,
+    target: str = "host",
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+    test_vectors: int = 2,
+    unpacked: bool = False,
+    include_source: bool = True,
+    scheme: str = "int8",
+    progress: bool = True,
+):
+    """`export` with int8 quantization; returns (bundle path, QuantizationReport)."""
+    from .quantize.data import load_calibration
+    from .quantize.pipeline import quantize_model
+    from .quantize.report import write_atomic
+
+    if scheme != "int8":
+        raise BundleError(f"unknown quantization {scheme!r}; available: int8")
+    if calibration is None:
+        raise BundleError("quantize='int8' needs calibration data (feed dicts, a folder or an .npz file)")
+    loaded, onnx_bytes = _source(model, input_shapes)
+    if isinstance(calibration, (str, os.PathLike)):
+        calibration = load_calibration(calibration, loaded.graph)
+    graph, rep = quantize_model(loaded, calibration, method=method, keep_float=keep_float, progress=progress)
+    if report is not None:
+        text = rep.to_html() if str(report).lower().endswith((".html", ".htm")) else rep.to_text()
+        write_atomic(report, text.encode())
+    quantized = Model(graph, name=loaded.name, source=None, producer=loaded.producer)
+    info = {
+        "scheme": "int8",
+        "method": rep.method,
+        "calibration_batches": rep.calibration_batches,
+        "output_cosine": round(rep.output_cosine, 6),
+        "output_sqnr_db": None if not np.isfinite(rep.output_sqnr_db) else round(rep.output_sqnr_db, 3),
+        "int8_ops": rep.int8_ops,
+        "kept_float": rep.kept_float,
+        "inputs": {name: qp.to_dict() for name, qp in rep.inputs.items()},
+    }
+    out = _export(quantized, path, target, None, test_vectors, unpacked, include_source, onnx_bytes, info)
+    return out, rep
+
+
+def _export(
+    model: Model | ModelProto | str | os.PathLike[str],
+    path: str | os.PathLike[str],
+    target: str,
+    input_shapes: Mapping[str, Sequence[int]] | None,
+    test_vectors: int,
+    unpacked: bool,
+    include_source: bool,
+    source_bytes: bytes | None = None,
+    quantization: dict[str, Any] | None = None,
+) -> Path:
     from .backends.c import prepare, slots
     from .backends.c.build import build_model, host_toolchain, kernel_sources
     from .session import Session
@@ -197,6 +287,8 @@ def export(
     if not isinstance(test_vectors, int) or test_vectors < 0:
         raise BundleError(f"test_vectors must be a count >= 0, not {test_vectors!r}")
     model, onnx_bytes = _source(model, input_shapes)
+    if quantization is not None:
+        onnx_bytes = source_bytes  # the float model it was quantized from (what bench compares with)
     dest = _destination(path, model.name)
     bundle_writer.check_destination(dest)  # before the compile: fail fast
     plan, emitted = prepare(model.graph)
@@ -232,7 +324,7 @@ def export(
             "source": model.source.name if model.source else None,
         },
         "target": target,
-        "inputs": _io_table(ins, {}),
+        "inputs": _io_table(ins, {}, (quantization or {}).get("inputs", {})),
         "outputs": _io_table(outs, const_keys),
         "steps": len(plan.steps),
         "arena_bytes": plan.arena_bytes,
@@ -250,6 +342,8 @@ def export(
         },
         "vectors": [f"vectors/{i}.npz" for i in range(test_vectors)],
     }
+    if quantization is not None:
+        manifest["quantization"] = {k: v for k, v in quantization.items() if k != "inputs"}
     return bundle_writer.write(dest, manifest, members, unpacked=unpacked)
 
 

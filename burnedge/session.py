@@ -47,6 +47,7 @@ class Session:
             self._inputs, self._outputs = model.inputs, model.outputs
             self._exe = self._compile(model.graph, threads)
         self._expected = {i.name: i for i in self._inputs}
+        self._int8_inputs = _int8_inputs(model)
 
     def _compile(self, graph, threads: int):
         options = {"threads": threads} if threads != 1 else {}
@@ -89,6 +90,9 @@ class Session:
             arr = feeds[name]
             if not isinstance(arr, np.ndarray):
                 arr = np.asarray(arr)
+            if arr.dtype == np.int8 and info.dtype.kind == "f" and name in self._int8_inputs:
+                scale, zero_point = self._int8_inputs[name]  # exact: the graph's QuantizeLinear gives arr back
+                arr = ((arr.astype(np.int32) - zero_point).astype(np.float32) * scale).astype(info.dtype)
             if arr.dtype != info.dtype:
                 raise InputError(f"input {name!r}: expected dtype {info.dtype}, got {arr.dtype}")
             if arr.shape != info.shape:
@@ -102,3 +106,27 @@ class Session:
 
     def __repr__(self) -> str:
         return f"Session({self.name!r}, backend={self.backend.name!r})"
+
+
+def _int8_inputs(model: Model | Bundle) -> dict[str, tuple[np.float32, int]]:
+    """Float inputs an int8 graph quantizes right away (every reader is one per-tensor int8 QuantizeLinear) ->
+    (scale, zero point): such an input also takes int8 arrays, dequantized exactly before the run."""
+    if isinstance(model, Bundle):
+        rows = model.manifest.get("inputs", [])
+        return {
+            r["name"]: (np.float32(r["quantization"]["scale"]), int(r["quantization"]["zero_point"]))
+            for r in rows
+            if r.get("quantization")
+        }
+    g = model.graph
+    readers = g.consumers()
+    out = {}
+    for name in g.inputs:
+        rs = readers.get(name, [])
+        if len(rs) != 1 or rs[0].op_type != "QuantizeLinear" or len(rs[0].inputs) < 3 or not rs[0].inputs[2]:
+            continue
+        scale, zero_point = (g.values[n].data for n in rs[0].inputs[1:3])
+        if scale is None or zero_point is None or scale.size != 1 or zero_point.dtype != np.int8:
+            continue
+        out[name] = (np.float32(scale.reshape(())), int(zero_point.reshape(())))
+    return out

@@ -27,8 +27,10 @@ def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def bundles(model_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("bundles")
-    return {name: burnedge.export(suite.build_model(name, model_cache), out / f"{name}.bedge", test_vectors=1)
-            for name in sorted(suite.MODELS)}
+    return {
+        name: burnedge.export(suite.build_model(name, model_cache), out / f"{name}.bedge", test_vectors=1)
+        for name in sorted(suite.MODELS)
+    }
 
 
 def _inspect(path: Path, capsys) -> dict:
@@ -62,8 +64,9 @@ def test_transformer_gelu_chain_is_one_step(bundles, capsys):
 def test_conv_batchnorm_relu6_is_one_step_per_conv(bundles, model_cache, capsys):
     steps = _inspect(bundles["mobilenet_v2"], capsys)["steps"]
     convs = [s["ops"] for s in steps if "Conv" in s["ops"]]
-    n_conv = sum(1 for n in burnedge.load(suite.build_model("mobilenet_v2", model_cache)).graph.nodes
-                 if n.op_type == "Conv")
+    n_conv = sum(
+        1 for n in burnedge.load(suite.build_model("mobilenet_v2", model_cache)).graph.nodes if n.op_type == "Conv"
+    )
     assert len(convs) == n_conv
     with_clip = [ops for ops in convs if "Clip" in ops]
     assert with_clip and all(ops[:3] == ["Conv", "BatchNormalization", "Clip"] for ops in with_clip)
