@@ -280,6 +280,7 @@ def _export(
 ) -> Path:
     from .backends.c import prepare, slots
     from .backends.c.build import build_model, host_toolchain, kernel_sources
+    from .passes import DEFAULT_PIPELINE
     from .session import Session
 
     if target not in TARGETS:
@@ -291,7 +292,9 @@ def _export(
         onnx_bytes = source_bytes  # the float model it was quantized from (what bench compares with)
     dest = _destination(path, model.name)
     bundle_writer.check_destination(dest)  # before the compile: fail fast
-    plan, emitted = prepare(model.graph)
+    # an int8 graph was optimised before calibration; folding its QDQ pairs again would undo kept-float islands
+    pipeline = tuple(p for p in DEFAULT_PIPELINE if quantization is None or p != "fold_qdq")
+    plan, emitted = prepare(model.graph, pipeline)
     tc = host_toolchain()
     library = build_model(emitted.source, tc)
     ins, outs, constants = slots(plan)
@@ -303,7 +306,8 @@ def _export(
     members[f"lib/{target}/model.so"] = library.read_bytes()
     if onnx_bytes is not None and include_source:
         members["model.onnx"] = onnx_bytes
-    reference = Session(model, backend="numpy")
+    # the reference runs the optimised graph the library runs, so int8 vectors hold its exact bytes
+    reference = Session(Model(plan.graph, model.name), backend="numpy")
     for i in range(test_vectors):
         feeds = example_inputs(model.graph, seed=i)
         refs = reference.run(feeds)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+import zipfile
 
 import numpy as np
 import onnx
@@ -207,3 +209,15 @@ def test_unknown_method_lists_the_calibrators() -> None:
 
 def test_onnx_helper_model_is_valid() -> None:
     onnx.checker.check_model(helper.make_model(helper.make_graph([], "g", [], [])))
+
+
+def test_int8_bundle_keeps_its_float_island(tmp_path) -> None:
+    """A layer kept in float stays float in the compiled plan (export does not fold its QDQ pair back to int8)."""
+    path = burnedge.export(_model(layernorm=True), tmp_path / "q.bedge", quantize="int8", calibration=_feeds(8),
+                           keep_float=["pool"], test_vectors=2)
+    checks = burnedge.verify(path)
+    assert checks and all(c.ok and c.relative < 1e-6 for c in checks), checks
+    plan = json.loads(zipfile.ZipFile(path).read("plan.json"))
+    assert any(s["ops"] == ["GlobalAveragePool"] for s in plan["steps"])
+    with pytest.raises(burnedge.BurnedgeError, match="int8 bundle runs on the C backend only"):
+        burnedge.Session(path, backend="numpy")

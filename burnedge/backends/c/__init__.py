@@ -6,9 +6,10 @@ graph --optimize--> graph --make_plan--> Plan --emit--> model.c --cc--> model.so
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 
 from ...ir import Graph, Node
-from ...passes import optimize
+from ...passes import DEFAULT_PIPELINE, optimize
 from ...plan import Plan, make_plan
 from .build import build_model, host_toolchain
 from .emit import Emitted, emit, weights_blob
@@ -18,9 +19,9 @@ from .runtime import CModel, TensorSlot
 __all__ = ["BACKEND", "CBackend", "prepare"]
 
 
-def prepare(graph: Graph) -> tuple[Plan, Emitted]:
-    """Optimises a copy of `graph`, plans it with each kernel's scratch, and emits its C source."""
-    g = optimize(graph.copy())
+def prepare(graph: Graph, pipeline: Sequence[str] = DEFAULT_PIPELINE) -> tuple[Plan, Emitted]:
+    """Optimises a copy of `graph` with `pipeline`, plans it with each kernel's scratch, and emits its C source."""
+    g = optimize(graph.copy(), pipeline)
 
     def scratch(node: Node) -> int:
         lowering = find(node)
