@@ -59,11 +59,11 @@ class Session:
 
         from .importers.onnx import from_proto
 
-        if b.onnx is None:
-            raise BurnedgeError(f"{b.path}: the bundle carries no source model; it runs on the C backend only")
         if b.manifest.get("quantization"):
             raise BurnedgeError(f"{b.path}: an int8 bundle runs on the C backend only (the model it carries is the "
                                 "float source it was quantized from)")
+        if b.onnx is None:
+            raise BurnedgeError(f"{b.path}: the bundle carries no source model; it runs on the C backend only")
         proto = onnx.load_from_string(b.onnx)
         graph = from_proto(proto, {t.name: t.shape for t in b.inputs})
         return Model(graph, name=b.name, source=None, producer=proto.producer_name)
