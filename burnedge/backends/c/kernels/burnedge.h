@@ -13,6 +13,16 @@
 #include <stdint.h>
 #include <string.h>
 
+/* kernels: an OpenMP parallel loop over independent outputs when `cond` holds; nothing without OpenMP (bare metal) */
+#ifndef BE_PARALLEL_FOR
+#ifdef _OPENMP
+#define BE_PRAGMA(x) _Pragma(#x)
+#define BE_PARALLEL_FOR(cond) BE_PRAGMA(omp parallel for num_threads(threads) if (cond))
+#else
+#define BE_PARALLEL_FOR(cond)
+#endif
+#endif
+
 /* integer modulo with the sign of the divisor (ONNX Mod, fmod=0); 0 for a zero divisor */
 static inline int64_t be_floor_mod(int64_t a, int64_t b) {
     if (b == 0) return 0;

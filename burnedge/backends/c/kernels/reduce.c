@@ -13,16 +13,6 @@
 #include "burnedge.h"
 #include "reduce.h"
 
-/* an OpenMP parallel loop over independent outputs when `cond` holds; nothing without OpenMP (bare metal) */
-#ifndef BE_PARALLEL_FOR
-#ifdef _OPENMP
-#define BE_PRAGMA(x) _Pragma(#x)
-#define BE_PARALLEL_FOR(cond) BE_PRAGMA(omp parallel for num_threads(threads) if (cond))
-#else
-#define BE_PARALLEL_FOR(cond)
-#endif
-#endif
-
 #if defined(__AVX2__) && defined(__FMA__) && !defined(BURNEDGE_PORTABLE)
 #define BE_RED_X86 1
 #include <immintrin.h>
