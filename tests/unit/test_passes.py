@@ -468,7 +468,10 @@ def fused_only(graph: Graph) -> Graph:
 
 
 @pytest.mark.skipif(not HAS_CC, reason="no C compiler")
-@pytest.mark.parametrize("name", sorted(suite.MODELS) + ["paddle_mlp", "torch_local_functions", "onnxscript_functions"])
+@pytest.mark.parametrize(  # lstm is left out: LSTM, GRU and views only, nothing for the passes to fuse
+    "name",
+    [m for m in sorted(suite.MODELS) if m != "lstm"] + ["paddle_mlp", "torch_local_functions", "onnxscript_functions"],
+)
 def test_c_backend_runs_the_fused_nodes(name, model_cache):
     from burnedge.backends.c import BACKEND
 
@@ -477,8 +480,7 @@ def test_c_backend_runs_the_fused_nodes(name, model_cache):
     else:
         g0 = exported_graph(next(e for e in EXPORTED if e["name"] == name))[0]
     g = fused_only(optimize(g0.copy()))
-    if not g.nodes:
-        pytest.skip("nothing fused")
+    assert g.nodes, "the passes fused nothing"
     feeds = random_feeds(g)
     want = NumpyExecutable(g).run(feeds)
     got = BACKEND.compile(g).run(feeds)
