@@ -4,11 +4,13 @@ Members (format 1), all stored uncompressed with fixed timestamps, so one model 
 
     manifest.json          format and versions, model name, target, inputs/outputs (name, shape, dtype, arena
                            offset), arena bytes and lower bound, weight bytes, the weight blob layout, the
-                           libraries and their hosts, and {member: {sha256, bytes}} for every other member
+                           libraries by target (each with what loads it: the host's CPU flags for a native
+                           build, else the triple and the CPU features it requires), and {member: {sha256,
+                           bytes}} for every other member
     plan.json              the steps (ONNX ops fused into each, tensors and arena offsets) and the arena timeline
     weights.safetensors    every constant of the weight blob by key; the manifest's `weights` says where it goes
     src/model.c            the generated C; src/kernels/* the kernel library it links with
-    lib/<target>/model.so  the compiled library
+    lib/<target>/model.so  the library compiled for each target (burnedge.targets; one bundle may carry several)
     model.onnx             the source model, so `bench` can run onnxruntime on it and other backends can run it
     vectors/<i>.npz        test vectors: in_<k> / out_<k> are input k / reference output k, in manifest order
 
@@ -28,6 +30,7 @@ import math
 import os
 import platform
 import re
+import shutil
 import tempfile
 import zipfile
 import zlib
@@ -220,6 +223,18 @@ def _check_layout(path: Path, m: dict[str, Any]) -> None:
         raise BundleError(f"{path}: {MANIFEST} is malformed ({type(exc).__name__}: {exc})") from None
 
 
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 # -- a verified bundle --------------------------------------------------------------------------------------------
 def _npz(data: bytes) -> dict[str, np.ndarray]:
     with np.load(io.BytesIO(data), allow_pickle=False) as z:
@@ -334,31 +349,57 @@ class Bundle:
         return result
 
     def library(self) -> Path:
-        """A loadable library for this host: the bundle's own (copied to the cache by hash) or one rebuilt here."""
-        from .backends.c.build import build_model, cache_dir, kernel_sources
+        """A loadable library for this host: the bundle's own (copied to the cache by hash) or one rebuilt here.
+
+        A library built for this very CPU (`host_fingerprint`) wins; else one cross-compiled for a target whose
+        triple and required CPU features this machine has (the most specific one); else the bundle's source is
+        compiled here, with burnedge's kernels when they are the bundle's, else with the bundle's own.
+        """
+        from .backends.c.build import BuildError, build_model, cache_dir, kernel_sources
+        from .targets import pick_library
 
         here = host_fingerprint()
-        for lib in self._get("libraries").values():
-            if all(lib.get(k) == v for k, v in here.items()):
-                sha = self.manifest["files"][lib["path"]]["sha256"]
-                cached = cache_dir() / "bundles" / f"{sha}.so"
-                if not (cached.is_file() and _sha256(cached.read_bytes()) == sha):
-                    cached.parent.mkdir(parents=True, exist_ok=True)
-                    fd, tmp = tempfile.mkstemp(dir=cached.parent, suffix=".tmp")
-                    try:
-                        with os.fdopen(fd, "wb") as f:
-                            f.write(self.member(lib["path"]))
-                        os.replace(tmp, cached)
-                    except BaseException:
-                        Path(tmp).unlink(missing_ok=True)
-                        raise
-                return cached
-        if self.kernels != kernel_sources():
+        lib = pick_library(self._get("libraries").values(), here)
+        if lib is not None:
+            sha = self.manifest["files"][lib["path"]]["sha256"]
+            cached = cache_dir() / "bundles" / f"{sha}.so"
+            if not (cached.is_file() and _sha256(cached.read_bytes()) == sha):
+                _write_atomic(cached, self.member(lib["path"]))
+            return cached
+        same = self.kernels == kernel_sources()
+        try:
+            return build_model(self.source) if same else build_model(self.source, kernel_dir=self.kernel_dir())
+        except BuildError as exc:
             raise BundleError(
                 f"{self.path}: no library in the bundle runs on this host ({here['system']} {here['machine']}) "
-                "and its kernels differ from this burnedge's; export the model again here"
-            )
-        return build_model(self.source)
+                f"and rebuilding it from the bundle's {'source' if same else 'own kernels'} failed; export the "
+                f"model again here or for this board's target ({exc})"
+            ) from None
+
+    def kernel_dir(self) -> Path:
+        """The bundle's own kernel sources in a cache folder (named by their hash), for rebuilding its library."""
+        from .backends.c.build import cache_dir
+
+        kernels = self.kernels
+        if not kernels or any("/" in n or not n.endswith((".c", ".h")) for n in kernels):
+            raise BundleError(f"{self.path}: the bundle carries no usable kernel sources (src/kernels/*.c, *.h)")
+        digest = _sha256(repr(sorted(kernels.items())).encode())[:20]
+        folder = cache_dir() / "kernels" / digest
+        if not folder.is_dir():
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(dir=folder.parent, suffix=".tmp"))
+            for name, text in kernels.items():
+                (tmp / name).write_text(text)
+            try:
+                os.replace(tmp, folder)
+            except OSError:  # another process placed it first
+                shutil.rmtree(tmp, ignore_errors=True)
+        return folder
+
+    @property
+    def targets(self) -> list[str]:
+        """The targets the bundle carries a library for."""
+        return list(self._get("libraries"))
 
     def load(self, threads: int = 1):  # -> burnedge.backends.c.runtime.CModel
         """The bundle's library loaded with its weights, ready to run (thread-safe)."""

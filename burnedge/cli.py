@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__, cli_bundle
+from . import __version__, cli_bundle, cli_targets
 from .bundle import looks_like
 from .errors import BurnedgeError
 
@@ -326,6 +326,7 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("ops", help="the support matrix: op x backend x dtype")
     s.add_argument("--json", action="store_true")
     s.set_defaults(fn=cmd_ops)
+    cli_targets.add_commands(sub, _count)
     return p
 
 

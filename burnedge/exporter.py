@@ -24,9 +24,8 @@ from .bundle import Bundle, BundleError
 from .ir import Graph
 from .model import Model
 
-__all__ = ["TARGETS", "Check", "compare", "example_inputs", "export", "export_int8", "verify"]
+__all__ = ["Check", "compare", "example_inputs", "export", "export_int8", "verify"]
 
-TARGETS = ("host",)
 # dtypes safetensors stores as themselves; any other is stored as raw bytes (the manifest keeps the real dtype)
 _SAFETENSORS = {"bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64"}
 _SAFETENSORS |= {"uint8", "uint16", "uint32", "uint64"}
@@ -177,7 +176,7 @@ def _destination(path: str | os.PathLike[str], name: str) -> Path:
 def export(
     model: Model | ModelProto | str | os.PathLike[str],
     path: str | os.PathLike[str],
-    target: str = "host",
+    target: str | Sequence[str] = "host",
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     test_vectors: int = 2,
     unpacked: bool = False,
@@ -270,7 +269,7 @@ def export_int8(
 def _export(
     model: Model | ModelProto | str | os.PathLike[str],
     path: str | os.PathLike[str],
-    target: str,
+    target: str | Sequence[str],
     input_shapes: Mapping[str, Sequence[int]] | None,
     test_vectors: int,
     unpacked: bool,
@@ -279,12 +278,12 @@ def _export(
     quantization: dict[str, Any] | None = None,
 ) -> Path:
     from .backends.c import prepare, slots
-    from .backends.c.build import build_model, host_toolchain, kernel_sources
+    from .backends.c.build import kernel_sources
     from .passes import DEFAULT_PIPELINE
     from .session import Session
+    from .targets import build_libraries, resolve
 
-    if target not in TARGETS:
-        raise BundleError(f"unknown target {target!r}; targets: {', '.join(TARGETS)}")
+    targets = resolve(target)  # "rpi4,rpi5" or a list; an unknown name lists the known ones
     if not isinstance(test_vectors, int) or test_vectors < 0:
         raise BundleError(f"test_vectors must be a count >= 0, not {test_vectors!r}")
     model, onnx_bytes = _source(model, input_shapes)
@@ -295,15 +294,16 @@ def _export(
     # an int8 graph was optimised before calibration; folding its QDQ pairs again would undo kept-float islands
     pipeline = tuple(p for p in DEFAULT_PIPELINE if quantization is None or p != "fold_qdq")
     plan, emitted = prepare(model.graph, pipeline)
-    tc = host_toolchain()
-    library = build_model(emitted.source, tc)
+    for t in targets:
+        t.check_fits(plan.arena_bytes + emitted.weight_bytes)
+    libraries, library_table = build_libraries(emitted.source, targets)
     ins, outs, constants = slots(plan)
     weights, layout, const_keys = _weights(emitted, constants)
 
     members = {"plan.json": bundle_writer.dumps(_plan(plan, emitted)), "weights.safetensors": weights}
     members["src/model.c"] = emitted.source.encode()
     members.update({f"src/kernels/{n}": text.encode() for n, text in kernel_sources().items()})
-    members[f"lib/{target}/model.so"] = library.read_bytes()
+    members.update(libraries)
     if onnx_bytes is not None and include_source:
         members["model.onnx"] = onnx_bytes
     # the reference runs the optimised graph the library runs, so int8 vectors hold its exact bytes
@@ -327,7 +327,7 @@ def _export(
             "opset": model.opset,
             "source": model.source.name if model.source else None,
         },
-        "target": target,
+        "target": ",".join(t.name for t in targets),
         "inputs": _io_table(ins, {}, (quantization or {}).get("inputs", {})),
         "outputs": _io_table(outs, const_keys),
         "steps": len(plan.steps),
@@ -336,14 +336,7 @@ def _export(
         "planner": plan.planner,
         "weight_bytes": emitted.weight_bytes,
         "weights": layout,
-        "libraries": {
-            target: {
-                "path": f"lib/{target}/model.so",
-                **bundle.host_fingerprint(),
-                "cc": tc.cc,
-                "cflags": list(tc.cflags),
-            }
-        },
+        "libraries": library_table,
         "vectors": [f"vectors/{i}.npz" for i in range(test_vectors)],
     }
     if quantization is not None:

@@ -35,7 +35,12 @@ class Session:
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise BurnedgeError(f"threads must be a whole number >= 1, not {threads!r}")
         backend = backend or ("c" if isinstance(model, Bundle) else "numpy")
-        self.backend = backends.get(backend)
+        if isinstance(model, Bundle) and backend == "c":  # a prebuilt library needs no compiler (a rebuild does)
+            from .backends.c import BACKEND as c_backend
+
+            self.backend = c_backend
+        else:
+            self.backend = backends.get(backend)
         self.manifest: dict | None = None  # a bundle's manifest; the bundle's members are not kept
         if isinstance(model, Bundle):
             self.name, self.manifest = model.name, model.manifest

@@ -1,0 +1,306 @@
+/* burnedge runner: runs a compiled model (model.so) on raw test vectors, without Python, and checks the outputs.
+ *
+ * For boards without Python and for QEMU emulation (`burnedge emulate`, which writes the folder this reads; keep
+ * it with --keep DIR and copy it to a board). Build: cc -O2 -std=c11 runner.c -o runner -ldl
+ *
+ * The job file (text, one directive a line, a line starting with '#' is a comment; paths are relative to the job
+ * file's folder):
+ *
+ *     burnedge-runner 1                      the format and its version
+ *     library model.so                       the model library (exports be_model_run, be_model_arena_bytes,
+ *                                            be_model_weight_bytes)
+ *     weights weights.bin 123456             the weight blob, exactly as the library addresses it, and its bytes
+ *     arena 45678                            the arena bytes the library was planned with
+ *     input 0 OFFSET NBYTES NAME             input k lives at OFFSET in the arena
+ *     output 0 OFFSET NBYTES DTYPE TOL NAME  output k: DTYPE is f32 f64 f16 bf16 (compared as floats: largest
+ *                                            |got - ref| relative to the largest |ref| must be <= TOL; NaN and
+ *                                            inf must match) or i8 u8 i16 u16 i32 u32 i64 u64 bool (exact)
+ *     vector vectors/0                       a folder with in_<k>.bin for every input and, optionally,
+ *                                            ref_<k>.bin for output k; the runner writes out_<k>.bin there
+ *
+ * Raw files hold the tensor's bytes, row-major, in the board's byte order (little-endian on every target).
+ *
+ * Steps: 1. read the job; 2. dlopen the library and check its arena and weight sizes against the job;
+ * 3. read the weights into a 64-byte aligned buffer; 4. for each vector: copy the inputs into the arena at their
+ * offsets, run (timed, the fastest of --repeat runs), write each output and compare it with its reference;
+ * 5. print one line per output, the time per vector, the largest error, then PASS or FAIL.
+ * Exit status: 0 PASS, 1 FAIL, 2 an error (a message on stderr).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <dlfcn.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_TENSORS 256
+#define MAX_VECTORS 1024
+#define MAX_PATH 4096
+
+typedef int (*run_fn)(uint8_t *arena, const uint8_t *weights, int threads);
+typedef size_t (*size_fn)(void);
+
+typedef struct {
+    size_t offset, nbytes;
+    char dtype[8];
+    double tolerance;
+    char name[256];
+} tensor;
+
+typedef struct {
+    char library[MAX_PATH], weights[MAX_PATH];
+    size_t weight_bytes, arena_bytes;
+    int n_in, n_out, n_vec;
+    tensor in[MAX_TENSORS], out[MAX_TENSORS];
+    char *vectors[MAX_VECTORS];
+} job;
+
+static void die(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("runner: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(2);
+}
+
+/* `name` relative to `dir` (unless absolute) into `out` */
+static void join(char *out, const char *dir, const char *name) {
+    size_t nd = (name[0] == '/' || dir[0] == 0) ? 0 : strlen(dir), nn = strlen(name);
+    if (nd + nn + 2 > MAX_PATH) die("path too long: %s/%s", dir, name);
+    memcpy(out, dir, nd);
+    if (nd) out[nd++] = '/';
+    memcpy(out + nd, name, nn + 1);
+}
+
+static void *aligned(size_t n) {
+    void *p = NULL;
+    if (posix_memalign(&p, 64, n ? n : 1) != 0) die("out of memory (%zu bytes)", n);
+    return p;
+}
+
+static void read_file(const char *path, void *dst, size_t n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) die("cannot open %s", path);
+    if (fread(dst, 1, n, f) != n) die("%s: expected %zu bytes", path, n);
+    if (fgetc(f) != EOF) die("%s: longer than %zu bytes", path, n);
+    fclose(f);
+}
+
+static void write_file(const char *path, const void *src, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(src, 1, n, f) != n || fclose(f) != 0) die("cannot write %s", path);
+}
+
+/* the rest of the line after the first `skip` fields, trimmed: a tensor's name (may hold spaces) */
+static void tail(const char *line, int skip, char *out, size_t cap) {
+    const char *p = line;
+    for (int i = 0; i < skip; i++) {
+        while (*p == ' ' || *p == '\t') p++;
+        while (*p && *p != ' ' && *p != '\t') p++;
+    }
+    while (*p == ' ' || *p == '\t') p++;
+    snprintf(out, cap, "%s", p);
+    size_t n = strlen(out);
+    while (n && (out[n - 1] == '\n' || out[n - 1] == '\r' || out[n - 1] == ' ')) out[--n] = 0;
+}
+
+static void parse(const char *path, const char *dir, job *j) {
+    FILE *f = fopen(path, "r");
+    if (!f) die("cannot open the job file %s", path);
+    char line[8192], word[64], arg[MAX_PATH];
+    int lineno = 0, version = 0;
+    memset(j, 0, sizeof *j);
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        if (sscanf(line, "%63s", word) != 1 || word[0] == '#') continue;
+        int ok = 1;
+        line[strcspn(line, "\r\n")] = 0;
+        if (!strcmp(word, "burnedge-runner")) {
+            ok = sscanf(line, "%*s %d", &version) == 1;
+            if (ok && version != 1) die("%s: job format version %d; this runner reads version 1", path, version);
+        }
+        else if (!strcmp(word, "library")) {
+            ok = sscanf(line, "%*s %4095s", arg) == 1;
+            join(j->library, dir, arg);
+        } else if (!strcmp(word, "weights")) {
+            ok = sscanf(line, "%*s %4095s %zu", arg, &j->weight_bytes) == 2;
+            join(j->weights, dir, arg);
+        } else if (!strcmp(word, "arena")) ok = sscanf(line, "%*s %zu", &j->arena_bytes) == 1;
+        else if (!strcmp(word, "input")) {
+            int k;
+            ok = j->n_in < MAX_TENSORS && sscanf(line, "%*s %d", &k) == 1 && k == j->n_in;
+            tensor *t = &j->in[ok ? j->n_in++ : 0];
+            ok = ok && sscanf(line, "%*s %*d %zu %zu", &t->offset, &t->nbytes) == 2;
+            tail(line, 4, t->name, sizeof t->name);
+        } else if (!strcmp(word, "output")) {
+            int k;
+            ok = j->n_out < MAX_TENSORS && sscanf(line, "%*s %d", &k) == 1 && k == j->n_out;
+            tensor *t = &j->out[ok ? j->n_out++ : 0];
+            ok = ok && sscanf(line, "%*s %*d %zu %zu %7s %lf", &t->offset, &t->nbytes, t->dtype, &t->tolerance) == 4;
+            tail(line, 6, t->name, sizeof t->name);
+        } else if (!strcmp(word, "vector")) {
+            ok = j->n_vec < MAX_VECTORS && sscanf(line, "%*s %4095s", arg) == 1;
+            if (ok) {
+                j->vectors[j->n_vec] = malloc(MAX_PATH);
+                join(j->vectors[j->n_vec++], dir, arg);
+            }
+        } else ok = 0;
+        if (!ok) die("%s:%d: cannot read this line: %s", path, lineno, line);
+    }
+    fclose(f);
+    if (version != 1) die("%s: not a burnedge runner job (the first line must be: burnedge-runner 1)", path);
+    if (!j->library[0] || !j->weights[0]) die("%s: the job names no library or no weights", path);
+    for (int k = 0; k < j->n_in; k++)
+        if (j->in[k].offset + j->in[k].nbytes > j->arena_bytes) die("%s: input %d lies outside the arena", path, k);
+    for (int k = 0; k < j->n_out; k++)
+        if (j->out[k].offset + j->out[k].nbytes > j->arena_bytes) die("%s: output %d lies outside the arena", path, k);
+}
+
+/* IEEE half and bfloat16 to float */
+static double half(uint16_t h) {
+    int e = (h >> 10) & 31, m = h & 1023;
+    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+    return (h & 0x8000) ? -v : v;
+}
+
+static double element(const uint8_t *p, size_t i, const char *dt) {
+    if (!strcmp(dt, "f32")) { float v; memcpy(&v, p + 4 * i, 4); return v; }
+    if (!strcmp(dt, "f64")) { double v; memcpy(&v, p + 8 * i, 8); return v; }
+    if (!strcmp(dt, "f16")) { uint16_t v; memcpy(&v, p + 2 * i, 2); return half(v); }
+    if (!strcmp(dt, "bf16")) {
+        uint16_t v;
+        memcpy(&v, p + 2 * i, 2);
+        uint32_t u = (uint32_t)v << 16;
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    if (!strcmp(dt, "i8")) return (int8_t)p[i];
+    if (!strcmp(dt, "u8") || !strcmp(dt, "bool")) return p[i];
+    if (!strcmp(dt, "i16")) { int16_t v; memcpy(&v, p + 2 * i, 2); return v; }
+    if (!strcmp(dt, "u16")) { uint16_t v; memcpy(&v, p + 2 * i, 2); return v; }
+    if (!strcmp(dt, "i32")) { int32_t v; memcpy(&v, p + 4 * i, 4); return v; }
+    if (!strcmp(dt, "u32")) { uint32_t v; memcpy(&v, p + 4 * i, 4); return v; }
+    if (!strcmp(dt, "i64")) { int64_t v; memcpy(&v, p + 8 * i, 8); return (double)v; }
+    if (!strcmp(dt, "u64")) { uint64_t v; memcpy(&v, p + 8 * i, 8); return (double)v; }
+    die("unknown dtype %s", dt);
+    return 0;
+}
+
+static size_t itemsize(const char *dt) {
+    if (!strcmp(dt, "f64") || !strcmp(dt, "i64") || !strcmp(dt, "u64")) return 8;
+    if (!strcmp(dt, "f32") || !strcmp(dt, "i32") || !strcmp(dt, "u32")) return 4;
+    if (!strcmp(dt, "f16") || !strcmp(dt, "bf16") || !strcmp(dt, "i16") || !strcmp(dt, "u16")) return 2;
+    return 1;
+}
+
+/* largest |got - ref| and that relative to the largest finite |ref|; floats: NaN and inf must match position for
+ * position; integers (and bool) must be equal. Returns 1 when within `tol` (integers: when equal). */
+static int compare(const uint8_t *got, const uint8_t *ref, size_t nbytes, const char *dt, double tol,
+                   double *max_abs, double *relative) {
+    int is_float = dt[0] == 'f' || !strcmp(dt, "bf16");
+    size_t n = nbytes / itemsize(dt);
+    double diff = 0, scale = 0;
+    int mismatch = 0;
+    for (size_t i = 0; i < n; i++) {
+        double g = element(got, i, dt), r = element(ref, i, dt);
+        if (isnan(r) || isnan(g)) { mismatch |= isnan(r) != isnan(g); continue; }
+        if (isinf(r)) { mismatch |= g != r; continue; }
+        double d = fabs(g - r);  /* inf when g is inf and r is finite */
+        if (d > diff) diff = d;
+        if (fabs(r) > scale) scale = fabs(r);
+    }
+    if (mismatch) diff = INFINITY;
+    *max_abs = diff;
+    if (!is_float) { *relative = diff; return diff == 0; }
+    *relative = diff == 0 ? 0 : diff / (scale > 1e-30 ? scale : 1e-30);
+    return *relative <= tol;
+}
+
+static double now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+int main(int argc, char **argv) {
+    int threads = 1, repeat = 1;
+    const char *job_path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
+        else if (argv[i][0] != '-' && !job_path) job_path = argv[i];
+        else job_path = NULL, i = argc;
+    }
+    if (!job_path || threads < 1 || repeat < 1) {
+        fprintf(stderr, "usage: runner [--threads N] [--repeat N] JOB.txt\n");
+        return 2;
+    }
+    char dir[MAX_PATH];
+    snprintf(dir, sizeof dir, "%s", job_path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0; else dir[0] = 0;
+    static job j;
+    parse(job_path, dir, &j);
+
+    void *lib = dlopen(j.library, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) die("cannot load %s: %s", j.library, dlerror());
+    run_fn run = (run_fn)dlsym(lib, "be_model_run");
+    size_fn arena_fn = (size_fn)dlsym(lib, "be_model_arena_bytes");
+    size_fn weights_fn = (size_fn)dlsym(lib, "be_model_weight_bytes");
+    if (!run || !arena_fn || !weights_fn) die("%s is not a burnedge model library", j.library);
+    if (arena_fn() != j.arena_bytes || weights_fn() != j.weight_bytes)
+        die("%s was planned with %zu arena and %zu weight bytes; the job says %zu and %zu", j.library, arena_fn(),
+            weights_fn(), j.arena_bytes, j.weight_bytes);
+
+    uint8_t *weights = aligned(j.weight_bytes), *arena = aligned(j.arena_bytes);
+    read_file(j.weights, weights, j.weight_bytes);
+    printf("burnedge-runner 1: %s, arena %zu bytes, weights %zu bytes, threads %d\n", j.library, j.arena_bytes,
+           j.weight_bytes, threads);
+    int pass = 1;
+    double worst_abs = 0, worst_rel = 0;
+    char path[MAX_PATH + 32];
+    for (int v = 0; v < j.n_vec; v++) {
+        for (int k = 0; k < j.n_in; k++) {
+            snprintf(path, sizeof path, "%s/in_%d.bin", j.vectors[v], k);
+            read_file(path, arena + j.in[k].offset, j.in[k].nbytes);
+        }
+        double best = INFINITY;
+        for (int r = 0; r < repeat; r++) {
+            double t0 = now_us();
+            int rc = run(arena, weights, threads);
+            double t = now_us() - t0;
+            if (rc != 0) die("the model returned error %d on vector %d", rc, v);
+            if (t < best) best = t;
+        }
+        for (int k = 0; k < j.n_out; k++) {
+            tensor *t = &j.out[k];
+            snprintf(path, sizeof path, "%s/out_%d.bin", j.vectors[v], k);
+            write_file(path, arena + t->offset, t->nbytes);
+            snprintf(path, sizeof path, "%s/ref_%d.bin", j.vectors[v], k);
+            FILE *probe = fopen(path, "rb");
+            if (!probe) continue;
+            fclose(probe);
+            uint8_t *ref = aligned(t->nbytes);
+            read_file(path, ref, t->nbytes);
+            double max_abs, rel;
+            int ok = compare(arena + t->offset, ref, t->nbytes, t->dtype, t->tolerance, &max_abs, &rel);
+            free(ref);
+            printf("vector %d output %d max_abs %.9g relative %.9g %s %s\n", v, k, max_abs, rel, ok ? "ok" : "MISMATCH",
+                   t->name);
+            pass &= ok;
+            if (rel > worst_rel) worst_rel = rel;
+            if (max_abs > worst_abs) worst_abs = max_abs;
+        }
+        printf("vector %d time_us %.1f\n", v, best);
+    }
+    printf("max error %.9g (relative %.9g)\n", worst_abs, worst_rel);
+    printf("%s\n", pass ? "PASS" : "FAIL");
+    fflush(stdout);
+    return pass ? 0 : 1;
+}

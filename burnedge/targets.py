@@ -1,0 +1,402 @@
+"""Targets: the boards a bundle is compiled for, one TOML file each, loaded into a frozen `Target`.
+
+Where targets come from, later ones replacing earlier ones of the same name (the file name without .toml):
+
+1. the files shipped with burnedge (``targets/*.toml`` at the repository root);
+2. the folders (or files) in $BURNEDGE_TARGETS, separated by ':';
+3. the folders (or files) a caller passes as `dirs`;
+4. a path to a .toml file given where a target name is expected (``--target ./myboard.toml``).
+
+A file (see targets/rpi4.toml for a commented one)::
+
+    description = "Raspberry Pi 4 (Cortex-A72, 64-bit Raspberry Pi OS)"
+    arch = "aarch64"                  # aarch64, armv7, riscv64, x86_64
+    os = "linux"
+    triple = "aarch64-linux-gnu"      # the Debian multiarch triple of the board's userland
+    cores = 4
+    ram_mb = 1024                     # a bundle whose arena + weights exceed it is refused
+    features = ["fp", "asimd"]        # CPU features the library needs, as the kernel names them (HWCAP)
+    native = false                    # true: build for the machine running burnedge (-march=native)
+
+    [compiler]
+    cc = "aarch64-linux-gnu-gcc"
+    ar = "aarch64-linux-gnu-ar"
+    package = "gcc-aarch64-linux-gnu libc6-dev-arm64-cross"   # what to apt-get install when cc is missing
+    flags = ["-mcpu=cortex-a72"]      # added to burnedge's own: -O3 -std=c11 -fPIC -fopenmp and warnings
+    ldflags = []
+
+    [emulator]                        # how `burnedge emulate` runs the target (QEMU user mode)
+    command = ["qemu-aarch64", "-cpu", "cortex-a72"]
+    package = "qemu-user"
+    sysroot = "/usr/aarch64-linux-gnu"  # the target's libc, libm, libgomp (QEMU's -L)
+    docker_platform = "linux/arm64"   # for --runner docker
+    docker_image = "debian:bookworm-slim"
+
+A bad file is a `TargetError` naming the file and the field; an unknown name lists the known targets.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import re
+import shutil
+import sys
+import sysconfig
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import BurnedgeError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = [
+    "BUILTIN_DIR",
+    "Emulator",
+    "Target",
+    "TargetError",
+    "available",
+    "build_libraries",
+    "get",
+    "host_features",
+    "host_triple",
+    "load_file",
+    "pick_library",
+    "resolve",
+]
+
+BUILTIN_DIR = Path(__file__).resolve().parent.parent / "targets"
+ENV = "BURNEDGE_TARGETS"
+_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+_OSES = ("linux",)
+
+
+class TargetError(BurnedgeError):
+    """An unknown target, a malformed target file, or a toolchain or emulator the machine lacks."""
+
+
+@dataclass(frozen=True)
+class Emulator:
+    """How to run a target's programs here: a QEMU user-mode command with the board's CPU model."""
+
+    command: tuple[str, ...]
+    package: str = "qemu-user"
+    sysroot: str | None = None
+    docker_platform: str | None = None
+    docker_image: str = "debian:bookworm-slim"
+
+    def argv(self) -> list[str]:
+        """The command to prefix a target program with (QEMU's -L points it at the target's libraries)."""
+        return [*self.command, *(["-L", self.sysroot] if self.sysroot else [])]
+
+
+@dataclass(frozen=True)
+class Target:
+    """One board: its architecture, compiler and flags, CPU features, cores, RAM, and how to emulate it."""
+
+    name: str
+    path: Path
+    description: str
+    os: str
+    arch: str
+    triple: str
+    cores: int
+    ram_mb: int
+    features: tuple[str, ...]
+    cc: str
+    ar: str
+    package: str
+    flags: tuple[str, ...]
+    ldflags: tuple[str, ...] = ()
+    native: bool = False
+    emulator: Emulator | None = None
+
+    def toolchain(self):  # -> burnedge.backends.c.build.Toolchain
+        """The compiler for this target; a missing cross compiler is an error naming the package to install."""
+        from .backends.c.build import Toolchain, host_toolchain
+
+        if self.native:
+            return host_toolchain()
+        for tool in (self.cc, self.ar):
+            if shutil.which(tool) is None:
+                raise TargetError(
+                    f"target {self.name!r} ({self.path}): the cross compiler {tool!r} is not installed; "
+                    f"install it with: apt-get install {self.package}"
+                )
+        base = tuple(f for f in host_toolchain().cflags if not f.startswith(("-march=", "-mcpu=", "-mtune=")))
+        return Toolchain(
+            self.cc, (*base, *self.flags), ("-lm", "-fopenmp", *self.ldflags), self.ar, self.name, package=self.package
+        )
+
+    def library_entry(self, path: str) -> dict[str, Any]:
+        """The manifest's row for this target's library: where it is and what a machine needs to load it."""
+        tc = self.toolchain()
+        if self.native:
+            from .bundle import host_fingerprint
+
+            where: dict[str, Any] = {**host_fingerprint(), "triple": self.triple}
+        else:
+            where = {"system": "Linux", "machine": self.arch, "triple": self.triple, "requires": list(self.features)}
+        return {"path": path, **where, "cc": tc.cc, "cflags": list(tc.cflags)}
+
+    def check_fits(self, nbytes: int) -> None:
+        """Refuses a model whose arena and weights exceed the board's RAM."""
+        if nbytes > self.ram_mb * 2**20:
+            raise TargetError(
+                f"the model needs {nbytes:,} bytes (arena + weights), more than the {self.ram_mb} MB of RAM of "
+                f"target {self.name!r} ({self.path})"
+            )
+
+
+def build_libraries(source: str, targets: Sequence[Target]) -> tuple[dict[str, bytes], dict[str, dict[str, Any]]]:
+    """A generated model source compiled for each target: the bundle members lib/<target>/model.so and the
+    manifest's `libraries` table (what each needs to load: burnedge.bundle picks the one that runs here)."""
+    from .backends.c.build import build_model
+
+    members, table = {}, {}
+    for t in targets:
+        path = f"lib/{t.name}/model.so"
+        members[path] = build_model(source, t.toolchain()).read_bytes()
+        table[t.name] = t.library_entry(path)
+    return members, table
+
+
+# -- this machine ---------------------------------------------------------------------------------------------------
+_AARCH64_HWCAP = (
+    "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt fcma lrcpc dcpop sha3 sm3 "
+    "sm4 asimddp sha512 sve asimdfhm dit uscat ilrcpc flagm ssbs sb paca pacg"
+).split()
+_AARCH64_HWCAP2 = "dcpodp sve2 sveaes svepmull svebitperm svesha3 svesm4 flagm2 frint svei8mm svef32mm svef64mm "
+_AARCH64_HWCAP2 += "svebf16 i8mm bf16 dgh rng bti mte"
+_ARM_HWCAP = (
+    "swp half thumb 26bit fastmult fpa vfp edsp java iwmmxt crunch thumbee neon vfpv3 vfpv3d16 tls vfpv4 idiva "
+    "idivt vfpd32 lpae evtstrm"
+).split()
+
+
+def host_triple() -> str:
+    """The multiarch triple of this Python (aarch64-linux-gnu, arm-linux-gnueabihf ...): the libraries it loads."""
+    multiarch = sysconfig.get_config_var("MULTIARCH")
+    if multiarch:
+        return str(multiarch)
+    machine = platform.machine().lower()
+    arm32 = machine.startswith("arm") and sys.maxsize < 2**32
+    return "arm-linux-gnueabihf" if arm32 else f"{machine}-{platform.system().lower()}-gnu"
+
+
+@functools.cache
+def host_features() -> frozenset[str]:
+    """The CPU features of this machine as Linux names them: the auxiliary vector's HWCAP bits (right under QEMU
+    user mode too, where /proc/cpuinfo describes the host), else the flags of /proc/cpuinfo."""
+    triple = host_triple()
+    tables = {"aarch64": (_AARCH64_HWCAP, _AARCH64_HWCAP2.split()), "arm": (_ARM_HWCAP, [])}
+    arch = triple.split("-")[0]
+    try:
+        import cffi
+
+        ffi = cffi.FFI()
+        ffi.cdef("unsigned long getauxval(unsigned long type);")
+        libc = ffi.dlopen(None)
+        hwcap, hwcap2 = int(libc.getauxval(16)), int(libc.getauxval(26))  # AT_HWCAP, AT_HWCAP2
+    except (OSError, AttributeError, ImportError):
+        hwcap = hwcap2 = 0
+    if arch == "riscv64" and hwcap:
+        return frozenset(chr(ord("a") + i) for i in range(26) if hwcap >> i & 1)
+    if arch in tables and hwcap:
+        one, two = tables[arch]
+        return frozenset(
+            [n for i, n in enumerate(one) if hwcap >> i & 1] + [n for i, n in enumerate(two) if hwcap2 >> i & 1]
+        )
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() in ("flags", "Features"):
+                return frozenset(value.split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def pick_library(libraries: Iterable[dict[str, Any]], here: dict[str, str]) -> dict[str, Any] | None:
+    """The manifest row of the library to load on this machine (`here`: burnedge.bundle.host_fingerprint()): one
+    built for this very CPU, else the cross-compiled one with the most required features among those whose triple
+    and features this machine has; None when none runs here."""
+    best, rank = None, -1
+    for lib in libraries:
+        if "cpu" in lib:  # -march=native: exactly this instruction set
+            fits, score = all(lib.get(k) == v for k, v in here.items()), 1 << 20
+        else:
+            requires = set(lib.get("requires", ()))
+            fits = lib.get("system") == here["system"] and lib.get("triple") == host_triple()
+            fits = fits and requires <= host_features()
+            score = len(requires)
+        if fits and score > rank:
+            best, rank = lib, score
+    return best
+
+
+def _ram_mb() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
+    except (ValueError, OSError, AttributeError):
+        return 1024
+
+
+# -- reading files --------------------------------------------------------------------------------------------------
+# field -> (type, required); a table is its own dict of fields
+_TOP: dict[str, tuple[Any, bool]] = {
+    "description": (str, True),
+    "os": (str, True),
+    "arch": (str, False),
+    "triple": (str, False),
+    "cores": (int, False),
+    "ram_mb": (int, False),
+    "features": (list, False),
+    "native": (bool, False),
+    "compiler": (dict, True),
+    "emulator": (dict, False),
+}
+_COMPILER: dict[str, tuple[Any, bool]] = {
+    "cc": (str, True),
+    "ar": (str, False),
+    "package": (str, True),
+    "flags": (list, False),
+    "ldflags": (list, False),
+}
+_EMULATOR: dict[str, tuple[Any, bool]] = {
+    "command": (list, True),
+    "package": (str, False),
+    "sysroot": (str, False),
+    "docker_platform": (str, False),
+    "docker_image": (str, False),
+}
+_KINDS = {str: "a string", int: "a whole number", bool: "true or false", dict: "a table", list: "a list of strings"}
+_NEEDED_UNLESS_NATIVE = ("arch", "triple", "cores", "ram_mb")
+
+
+def _check(path: Path, table: dict[str, Any], fields: dict[str, tuple[Any, bool]], prefix: str = "") -> None:
+    for key in table:
+        if key not in fields:
+            raise TargetError(
+                f"{path}: unknown field {prefix + key!r} (known: {', '.join(prefix + f for f in fields)})"
+            )
+    for key, (kind, required) in fields.items():
+        if key not in table:
+            if required:
+                raise TargetError(f"{path}: missing required field {prefix + key!r}")
+            continue
+        value = table[key]
+        ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+        if ok and kind is list:
+            ok = all(isinstance(v, str) for v in value)
+        if not ok:
+            what = _KINDS[kind]
+            raise TargetError(f"{path}: field {prefix + key!r} must be {what}, not {type(value).__name__} ({value!r})")
+        if kind is int and value < 1:
+            raise TargetError(f"{path}: field {prefix + key!r} must be at least 1, not {value}")
+
+
+def load_file(path: str | os.PathLike[str]) -> Target:
+    """One target file, validated: every error names the file and the field."""
+    path = Path(path)
+    name = path.stem
+    if not _NAME.match(name):
+        raise TargetError(f"{path}: a target's file name must be lower-case letters, digits, '.', '_' or '-'")
+    try:
+        data = tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise TargetError(f"{path}: cannot read the target file ({exc.strerror or exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise TargetError(f"{path}: not valid TOML ({exc})") from None
+    _check(path, data, _TOP)
+    native = data.get("native", False)
+    if data["os"] not in _OSES:
+        raise TargetError(f"{path}: field 'os' must be one of {', '.join(_OSES)}, not {data['os']!r}")
+    if not native:
+        for key in _NEEDED_UNLESS_NATIVE:
+            if key not in data:
+                raise TargetError(f"{path}: missing required field {key!r} (only a native target may leave it out)")
+    compiler = data["compiler"]
+    _check(path, compiler, _COMPILER, "compiler.")
+    emulator = None
+    if "emulator" in data:
+        _check(path, data["emulator"], _EMULATOR, "emulator.")
+        e = data["emulator"]
+        if not e["command"]:
+            raise TargetError(f"{path}: field 'emulator.command' must name a program (e.g. [\"qemu-aarch64\"])")
+        emulator = Emulator(
+            tuple(e["command"]),
+            e.get("package", "qemu-user"),
+            e.get("sysroot"),
+            e.get("docker_platform"),
+            e.get("docker_image", "debian:bookworm-slim"),
+        )
+    return Target(
+        name=name,
+        path=path,
+        description=data["description"],
+        os=data["os"],
+        arch=data.get("arch") or platform.machine(),
+        triple=data.get("triple") or host_triple(),
+        cores=data.get("cores") or os.cpu_count() or 1,
+        ram_mb=data.get("ram_mb") or _ram_mb(),
+        features=tuple(data.get("features", ())),
+        cc=os.environ.get("CC", compiler["cc"]) if native else compiler["cc"],
+        ar=compiler.get("ar", "ar"),
+        package=compiler["package"],
+        flags=tuple(compiler.get("flags", ())),
+        ldflags=tuple(compiler.get("ldflags", ())),
+        native=native,
+        emulator=emulator,
+    )
+
+
+def _files(places: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    out = []
+    for place in places:
+        p = Path(place)
+        if p.is_dir():
+            out.extend(sorted(p.glob("*.toml")))
+        elif p.suffix == ".toml" and p.is_file():
+            out.append(p)
+        else:
+            raise TargetError(f"{p}: not a folder of target files nor a .toml file (check ${ENV} and --targets-dir)")
+    return out
+
+
+def available(dirs: Sequence[str | os.PathLike[str]] = ()) -> dict[str, Target]:
+    """Every known target by name: burnedge's, then $BURNEDGE_TARGETS's, then `dirs`' (later ones win)."""
+    env = [d for d in os.environ.get(ENV, "").split(os.pathsep) if d]
+    places = [BUILTIN_DIR] if BUILTIN_DIR.is_dir() else []
+    targets: dict[str, Target] = {}
+    for f in _files([*places, *env, *dirs]):
+        targets[f.stem] = load_file(f)
+    return targets
+
+
+def get(name: str, dirs: Sequence[str | os.PathLike[str]] = ()) -> Target:
+    """A target by name (or by the path of its .toml file); an unknown name lists the known ones."""
+    if name.endswith(".toml") and Path(name).is_file():
+        return load_file(name)
+    known = available(dirs)
+    if name not in known:
+        raise TargetError(
+            f"unknown target {name!r}; known targets: {', '.join(sorted(known))} "
+            f"(add your own: a NAME.toml file in a folder named by ${ENV})"
+        )
+    return known[name]
+
+
+def resolve(spec: str | Sequence[str], dirs: Sequence[str | os.PathLike[str]] = ()) -> list[Target]:
+    """Targets from "rpi4,rpi5" or ["rpi4", "rpi5"]: each once, in order; none at all is an error."""
+    names = spec.split(",") if isinstance(spec, str) else [n for item in spec for n in str(item).split(",")]
+    names = list(dict.fromkeys(n.strip() for n in names if n.strip()))
+    if not names:
+        raise TargetError("no target given; known targets: " + ", ".join(sorted(available(dirs))))
+    return [get(n, dirs) for n in names]
