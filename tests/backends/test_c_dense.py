@@ -1,5 +1,6 @@
 """C backend dense kernels against the numpy reference: Conv (GEMM and depthwise paths), ConvTranspose, MatMul,
-Gemm and the fused FusedConv / FusedGemm / FusedMatMul epilogues; thread-count independence; the portable build."""
+Gemm and the fused FusedConv / FusedGemm / FusedMatMul epilogues; thread-count independence; the portable build
+(NCHW and NHWC conv kernels alike; test_c_conv_nhwc.py covers the NHWC chains in depth)."""
 
 from __future__ import annotations
 
@@ -172,15 +173,23 @@ def test_fused_gemm_and_matmul():
 
 def _big_model():
     feeds = {"x": _rand(1, 16, 40, 40), "a": _rand(64, 96)}
-    inits = {"w": _rand(32, 16, 3, 3) * 0.1, "wd": _rand(16, 1, 3, 3), "wm": _rand(96, 80), "b": _rand(96, 80)}
+    inits = {"w": _rand(32, 16, 3, 3) * 0.1, "wd": _rand(16, 1, 3, 3), "wm": _rand(96, 80), "b": _rand(96, 80),
+             "wd32": _rand(32, 1, 3, 3), "w1": _rand(24, 32, 1, 1) * 0.2, "w8": _rand(8, 32, 3, 3) * 0.1,
+             "w7": _rand(16, 32, 3, 3) * 0.1}  # fmt: skip
     nodes = [
         _conv("y0", "x", "w", None, pads=[1, 1, 1, 1]),
         _conv("y1", "x", "wd", None, pads=[1, 1, 1, 1], group=16),
         N("MatMul", ["a", "wm"], ["y2"]),
         N("Gemm", ["a", "b"], ["y3"], alpha=0.3),
         N("ConvTranspose", ["x", "wd"], ["y4"], strides=[2, 2]),
+        # a chain of convs: its inner tensors are NHWC (conv_nhwc.c, conv_dwc.c, conv_wino.c)
+        _conv("h", "x", "w", None, pads=[1, 1, 1, 1], strides=[2, 2]),
+        _conv("hd", "h", "wd32", None, pads=[1, 1, 1, 1], group=32),
+        _conv("y5", "hd", "w1", None),
+        _conv("y6", "hd", "w8", None, pads=[1, 1, 1, 1]),
+        _conv("y7", "hd", "w7", None, pads=[1, 1, 1, 1]),  # Winograd (conv_wino.c)
     ]
-    return _model(nodes, feeds, [f"y{i}" for i in range(5)], inits), feeds, [f"y{i}" for i in range(5)]
+    return _model(nodes, feeds, [f"y{i}" for i in range(8)], inits), feeds, [f"y{i}" for i in range(8)]
 
 
 def test_results_do_not_depend_on_threads():

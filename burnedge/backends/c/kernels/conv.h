@@ -1,4 +1,5 @@
-/* Convolutions over NCHW float32 tensors: im2col/GEMM convs, depthwise convs and transposed convs.
+/* Convolutions over float32 tensors: NCHW im2col/GEMM convs, depthwise convs and transposed convs (conv.c,
+ * conv_dw.c), and the channels-last kernels below (conv_nhwc.c, conv_wino.c, conv_dwc.c).
  *
  * A 1-D conv is a 2-D conv with H = KH = 1. Epilogues (bias per output channel, residual, activation) use the
  * GEMM's be_epi with rows = output channels and columns = output positions of one image: the lowering sets
@@ -47,6 +48,85 @@ void be_convt2d_f32(const float *x, const float *wpack, const float *bias, float
                     float *scratch, int threads);
 static inline long be_convt_scratch(const be_conv_geo *g) {
     return (long)(g->M / g->G) * g->KH * g->KW * g->H * g->W + be_gemm_scratch(g->C / g->G);
+}
+
+/* ---- channels-last (NHWC) kernels: conv_nhwc.c, conv_wino.c, conv_dwc.c ----------------------------------------
+ * A tensor between two convs may live in the arena as NHWC (N, H, W, C) instead of NCHW; `flags` say which side is
+ * NHWC. These kernels compute in NHWC whatever the layouts: an NCHW input is transposed while it is copied into
+ * their zero-padded scratch, an NCHW output is written through a transposed store. Their epilogues use rows =
+ * output pixels of one image and columns = output channels: the lowering sets add0 = bias (rs0 = 0, cs0 = 1) and
+ * add1 = residual of image 0 (NHWC: rs1 = M, cs1 = 1; NCHW: rs1 = 1, cs1 = OH*OW); kernels shift add1 by image. */
+#define BE_IN_NHWC 1
+#define BE_OUT_NHWC 2
+
+/* Conv with one group as an implicit GEMM with rows = output pixels: wpack holds the (KH*KW*C) x M weights, k
+ * ordered (ky, kx, c), in B panels (gemm.h). The input is read in place when it is NHWC and needs no padding,
+ * else from a zero-padded NHWC copy (hp x wp per image, an NCHW input transposed) in scratch.
+ * scratch: be_conv_nhwc_scratch floats. */
+void be_conv_nhwc_f32(const float *x, const float *wpack, float *y, const be_epi *e, const be_conv_geo *g, int flags,
+                      float *scratch, int threads);
+void be_conv_nhwc_f32_portable(const float *x, const float *wpack, float *y, const be_epi *e, const be_conv_geo *g,
+                               int flags, float *scratch, int threads);
+static inline long be_conv_nhwc_hp(const be_conv_geo *g) {
+    const long reach = (long)(g->OH - 1) * g->sh + (long)(g->KH - 1) * g->dh + 1, full = (long)g->ph + g->H;
+    return reach > full ? reach : full;
+}
+static inline long be_conv_nhwc_wp(const be_conv_geo *g) {
+    const long reach = (long)(g->OW - 1) * g->sw + (long)(g->KW - 1) * g->dw + 1, full = (long)g->pw + g->W;
+    return reach > full ? reach : full;
+}
+static inline int be_conv_nhwc_padded(const be_conv_geo *g, int flags) { /* is the input copied? */
+    return !((flags & BE_IN_NHWC) || g->C == 1) || be_conv_nhwc_hp(g) != g->H || be_conv_nhwc_wp(g) != g->W;
+}
+static inline long be_conv_nhwc_scratch(const be_conv_geo *g, int flags) {
+    const long img = (long)g->N * be_conv_nhwc_hp(g) * be_conv_nhwc_wp(g) * g->C;
+    return (be_conv_nhwc_padded(g, flags) ? (img + 15) / 16 * 16 : 0) +
+           ((long)g->C * g->KH * g->KW + 15) / 16 * 16 + (long)BE_DENSE_MAX_THREADS * 8 * BE_NR;
+}
+
+/* Winograd F(2x2, 3x3) conv (conv_wino.c): 3x3, stride 1, no dilation, one group, C % 8 == 0. upack holds the 16
+ * transformed weight matrices U_xi (C x M, xi = 0..15) as B panels, one after the other.
+ * scratch: be_conv_wino_scratch floats. */
+void be_conv_wino_f32(const float *x, const float *upack, float *y, const be_epi *e, const be_conv_geo *g, int flags,
+                      float *scratch, int threads);
+void be_conv_wino_f32_portable(const float *x, const float *upack, float *y, const be_epi *e, const be_conv_geo *g,
+                               int flags, float *scratch, int threads);
+static inline long be_conv_wino_hp(const be_conv_geo *g) { /* rows of the padded image: every 4x4 patch */
+    const long need = ((long)g->OH + 1) / 2 * 2 + 2, full = (long)g->ph + g->H;
+    return need > full ? need : full;
+}
+static inline long be_conv_wino_wp(const be_conv_geo *g) {
+    const long need = ((long)g->OW + 1) / 2 * 2 + 2, full = (long)g->pw + g->W;
+    return need > full ? need : full;
+}
+static inline long be_conv_wino_slice(const be_conv_geo *g) { return 16L * BE_MR * (g->C + BE_NR); }
+static inline long be_conv_wino_scratch(const be_conv_geo *g) {
+    return ((long)g->N * be_conv_wino_hp(g) * be_conv_wino_wp(g) * g->C + 15) / 16 * 16 +
+           (long)BE_DENSE_MAX_THREADS * be_conv_wino_slice(g);
+}
+
+/* Depthwise conv with multiplier 1 (M = C = G), vectorised over channels: w holds the weights as
+ * [KH*KW][C8] (C8 = C rounded up to 8, zero-padded); at most 64 taps. scratch: be_dwconv_nhwc_scratch floats. */
+void be_dwconv_nhwc_f32(const float *x, const float *w, float *y, const be_epi *e, const be_conv_geo *g, int flags,
+                        float *scratch, int threads);
+void be_dwconv_nhwc_f32_portable(const float *x, const float *w, float *y, const be_epi *e, const be_conv_geo *g,
+                                 int flags, float *scratch, int threads);
+static inline long be_dwconv_nhwc_wp(const be_conv_geo *g) { /* columns of the zero-padded input block */
+    const long reach = (long)(g->OW - 1) * g->sw + (long)(g->KW - 1) * g->dw + 1, full = (long)g->pw + g->W;
+    return reach > full ? reach : full;
+}
+static inline long be_dwconv_nhwc_band(const be_conv_geo *g) { /* output rows per job: ~32 KiB of padded input */
+    const long row = be_dwconv_nhwc_wp(g) * (((long)g->C + 7) / 8 * 8), halo = (long)(g->KH - 1) * g->dh + 1;
+    long rows = 8192 / row > halo ? (8192 / row - halo) / g->sh + 1 : 1;
+    return rows < g->OH ? rows : g->OH;
+}
+static inline long be_dwconv_nhwc_slice(const be_conv_geo *g, int flags) { /* per thread: padded band + a block */
+    const long c8 = ((long)g->C + 7) / 8 * 8;
+    const long rin = (be_dwconv_nhwc_band(g) - 1) * g->sh + (long)(g->KH - 1) * g->dh + 1;
+    return (rin * be_dwconv_nhwc_wp(g) + ((flags & BE_OUT_NHWC) ? 0 : be_dwconv_nhwc_band(g) * g->OW)) * c8 + 16;
+}
+static inline long be_dwconv_nhwc_scratch(const be_conv_geo *g, int flags) {
+    return BE_DENSE_MAX_THREADS * be_dwconv_nhwc_slice(g, flags);
 }
 
 #endif

@@ -1,10 +1,9 @@
-"""Dense ops: MatMul, Gemm, Conv, ConvTranspose and the fused FusedConv / FusedGemm / FusedMatMul, on the GEMM kernels.
+"""Dense ops: MatMul, Gemm and the fused FusedGemm / FusedMatMul on the GEMM kernels, and the helpers conv.py shares.
 
 Constant operands are repacked once, at compile time, into the panel layouts of the 6x16 micro-kernel (gemm.h):
-conv weights and Gemm/MatMul weights as A or B panels, with Gemm's alpha folded in. The epilogue of every kernel
-(bias or Gemm's C, the fused residual, the fused activation) is a `be_epi` built here with constant strides.
-Depthwise convs (one input channel per group) get their own kernel; other convs run as im2col + GEMM, 1x1 convs
-without im2col.
+Gemm/MatMul weights as A or B panels, with Gemm's alpha folded in. The epilogue of every kernel (bias or Gemm's
+C, the fused residual, the fused activation) is a `be_epi` built here with constant strides. Conv and
+ConvTranspose are lowered in conv.py.
 """
 
 from __future__ import annotations
@@ -14,8 +13,6 @@ import math
 import numpy as np
 
 from ....ir import Graph, Node
-from ....ops.conv import _geo as conv_geometry
-from ....ops.conv_transpose import _ct_geometry
 from . import Ctx, lower
 
 MR, NR, MAX_THREADS = 6, 16, 4  # gemm.h: BE_MR, BE_NR, BE_DENSE_MAX_THREADS
@@ -74,111 +71,6 @@ def _require_f32(ctx: Ctx, node: Node) -> None:
     for name in [*node.inputs, *node.outputs]:
         if name:
             ctx.require(ctx.dtype(name) == np.float32, f"{name!r} is {ctx.dtype(name)}; only float32 is supported")
-
-
-# -- Conv -----------------------------------------------------------------------------------------------------------
-def _conv_geo(graph: Graph, node: Node) -> tuple[bool, list[int]] | None:
-    """(depthwise?, be_conv_geo fields) of a Conv / FusedConv, None for shapes the kernels do not take."""
-    x, w = graph.values[node.inputs[0]].shape, graph.values[node.inputs[1]].shape
-    if len(x) not in (3, 4):
-        return None
-    a = node.attrs
-    kernel, strides, dil, geo = conv_geometry(
-        x, w, a.get("kernel_shape"), a.get("strides"), a.get("dilations"), a.get("pads"), a.get("auto_pad", "NOTSET")
-    )
-    group = int(a.get("group", 1))
-    if len(x) == 3:  # 1-D: a 2-D conv of height 1
-        x, kernel, strides, dil = (*x[:2], 1, x[2]), [1, *kernel], [1, *strides], [1, *dil]
-        begin, out = [0, *geo.begin], [1, *geo.out]
-    else:
-        begin, out = geo.begin, geo.out
-    n, c, h, wd = x
-    fields = [n, c, h, wd, w[0], group, *kernel, *strides, *dil, *begin, *out]
-    return (w[1] == 1 and group > 1), fields
-
-
-def _conv_scratch(graph: Graph, node: Node) -> int:
-    info = _conv_geo(graph, node)
-    if info is None:
-        return 0
-    dw, f = info
-    n, c, h, wd, m, g, kh, kw, sh, sw, dh, dwl, ph, pw, oh, ow = f
-    if dw:
-        wp = (ow - 1) * sw + (kw - 1) * dwl + 1
-        row = max(-(-wp // sw), (ow + 7) // 8 * 8 + (kw - 1) * dwl // sw)
-        hp = (oh - 1) * sh + (kh - 1) * dh + 1
-        return (MAX_THREADS * hp * sw * row + 64) * 4
-    return _gemm_scratch_bytes(c // g * kh * kw)
-
-
-@lower("Conv", scratch=_conv_scratch)
-@lower("FusedConv", domain="burnedge", scratch=_conv_scratch)
-def conv(ctx: Ctx, node: Node) -> str:
-    _require_f32(ctx, node)
-    info = _conv_geo(ctx.graph, node)
-    ctx.require(info is not None, "only 1-D and 2-D convolutions are supported")
-    dw, f = info
-    w = ctx.const(node.inputs[1])
-    ctx.require(w is not None, "the weights must be constant")
-    m, g = f[4], f[5]
-    ohw = f[14] * f[15]
-    bias, res = _input(node, 2), _input(node, 3) if node.op.domain == "burnedge" else ""
-    epi = _epi(ctx, node, add0=ctx.tensor(bias) if bias else "0", s0=(1, 0),
-               add1=ctx.tensor(res) if res else "0", s1=(ohw, 1))  # fmt: skip
-    x, y = ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0])
-    geo = "static const be_conv_geo geo = {" + ", ".join(map(str, f)) + "};"
-    if dw:
-        wk = ctx.pack(f"dense:dw:{node.inputs[1]}", w.astype(np.float32).reshape(m, -1))
-        call = f"be_dwconv2d_f32({x}, {wk}, {y}, &ep, &geo, {ctx.scratch()}, threads);"
-    else:
-        mats = w.astype(np.float32).reshape(g, m // g, -1)
-        wk = ctx.pack(f"dense:conv:{node.inputs[1]}:{g}", np.concatenate([pack_a(mg) for mg in mats]))
-        call = f"be_conv2d_f32({x}, {wk}, {y}, &ep, &geo, {ctx.scratch()}, threads);"
-    return "\n".join(["{", f"  {geo}", f"  const be_epi ep = {epi};", f"  {call}", "}"])
-
-
-# -- ConvTranspose --------------------------------------------------------------------------------------------------
-def _convt_geo(graph: Graph, node: Node) -> list[int] | None:
-    x, w = graph.values[node.inputs[0]].shape, graph.values[node.inputs[1]].shape
-    if len(x) not in (3, 4):
-        return None
-    a = node.attrs
-    group = int(a.get("group", 1))
-    kernel, strides, dil, _full, begin, out = _ct_geometry(
-        x, w, a.get("auto_pad", "NOTSET"), a.get("dilations"), group, a.get("kernel_shape"),
-        a.get("output_padding"), a.get("output_shape"), a.get("pads"), a.get("strides"),
-    )  # fmt: skip
-    if len(x) == 3:
-        x, kernel, strides, dil = (*x[:2], 1, x[2]), [1, *kernel], [1, *strides], [1, *dil]
-        begin, out = [0, *begin], [1, *out]
-    n, c, h, wd = x
-    return [n, c, h, wd, w[1] * group, group, *kernel, *strides, *dil, *begin, *out]
-
-
-def _convt_scratch(graph: Graph, node: Node) -> int:
-    f = _convt_geo(graph, node)
-    if f is None:
-        return 0
-    n, c, h, wd, m, g, kh, kw = f[:8]
-    return (m // g * kh * kw * h * wd) * 4 + _gemm_scratch_bytes(c // g)
-
-
-@lower("ConvTranspose", scratch=_convt_scratch)
-def conv_transpose(ctx: Ctx, node: Node) -> str:
-    _require_f32(ctx, node)
-    f = _convt_geo(ctx.graph, node)
-    ctx.require(f is not None, "only 1-D and 2-D transposed convolutions are supported")
-    ctx.require(min(f[12], f[13]) >= 0, "negative output offsets are not supported")
-    w = ctx.const(node.inputs[1])
-    ctx.require(w is not None, "the weights must be constant")
-    c, g = f[1], f[5]
-    wt = w.astype(np.float32).reshape(g, c // g, -1).transpose(0, 2, 1)  # (G, Mg*KK, Cg)
-    wk = ctx.pack(f"dense:convt:{node.inputs[1]}:{g}", np.concatenate([pack_a(mat) for mat in wt]))
-    bias = _input(node, 2)
-    x, y = ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0])
-    geo = "static const be_conv_geo geo = {" + ", ".join(map(str, f)) + "};"
-    b = ctx.tensor(bias) if bias else "0"
-    return "\n".join(["{", f"  {geo}", f"  be_convt2d_f32({x}, {wk}, {b}, {y}, &geo, {ctx.scratch()}, threads);", "}"])
 
 
 # -- Gemm -----------------------------------------------------------------------------------------------------------

@@ -1,0 +1,178 @@
+"""C backend channels-last convs: which tensors go NHWC, and chains of convs through the NHWC kernels (implicit
+GEMM and channel-vectorised depthwise) against the numpy reference, every layout boundary, epilogue and shape."""
+
+from __future__ import annotations
+
+import cffi
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import burnedge
+from burnedge.backends.c import build, prepare
+from burnedge.backends.c.lower.conv import _conv_scratch, _plan, nhwc_tensors
+from burnedge.passes import optimize
+
+RNG = np.random.default_rng(1)
+N = helper.make_node
+
+
+def _rand(*shape, scale=1.0) -> np.ndarray:
+    return (RNG.standard_normal(shape) * scale).astype(np.float32)
+
+
+def _model(nodes, feeds: dict, outs: list[str], inits: dict) -> burnedge.Model:
+    vi = helper.make_tensor_value_info
+    ins = [vi(k, TensorProto.FLOAT, v.shape) for k, v in feeds.items()]
+    o = [vi(k, TensorProto.UNDEFINED, None) for k in outs]
+    g = helper.make_graph(nodes, "g", ins, o, [numpy_helper.from_array(a, n) for n, a in inits.items()])
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("burnedge", 1)]
+    return burnedge.load(helper.make_model(g, opset_imports=opsets))
+
+
+def _check(model: burnedge.Model, feeds: dict, outs: list[str], threads: int = 1) -> None:
+    want = burnedge.Session(model).run(feeds)
+    got = burnedge.Session(model, backend="c", threads=threads).run(feeds)
+    for k in outs:
+        w, c = want[k], got[k]
+        assert c.shape == w.shape, (k, c.shape, w.shape)
+        err = float(np.abs(w.astype(np.float64) - c).max()) / max(float(np.abs(w).max()), 1e-30)
+        assert err <= 1e-5, (k, err)
+
+
+def _fconv(name, x, w, b="", res="", act="", params=(), **attrs):
+    ins = [x, w, b, res] if res else [x, w, b] if b else [x, w]
+    extra = {"activation": act, **({"activation_params": list(params)} if params else {})} if act else {}
+    return N("FusedConv", ins, [name], domain="burnedge", **extra, **attrs)
+
+
+def _chain(c: int, m: int, hw: tuple[int, int], batch: int = 1, stride: int = 1, act: str = "Relu", params=()):
+    """stem 3x3 (NCHW in) -> depthwise 3x3 -> pointwise -> 3x3 + residual -> depthwise 5x5 -> pointwise (NCHW out)."""
+    h, w = hw
+    feeds = {"x": _rand(batch, 3, h, w)}
+    inits = {"w0": _rand(c, 3, 3, 3, scale=0.4), "b0": _rand(c), "wd": _rand(c, 1, 3, 3, scale=0.5), "bd": _rand(c),
+             "w1": _rand(c, c, 1, 1, scale=0.3), "b1": _rand(c), "w2": _rand(c, c, 3, 3, scale=0.1), "b2": _rand(c),
+             "w5": _rand(c, 1, 5, 5, scale=0.2), "w3": _rand(m, c, 1, 1, scale=0.3), "b3": _rand(m)}  # fmt: skip
+    a = {"act": act, "params": params}
+    nodes = [
+        _fconv("s", "x", "w0", "b0", pads=[1, 1, 1, 1], **a),
+        _fconv("d", "s", "wd", "bd", pads=[1, 1, 1, 1], group=c, strides=[stride, stride], **a),
+        _fconv("p", "d", "w1", "b1", **a),
+        _fconv("r", "p", "w2", "b2", res="p", pads=[1, 1, 1, 1], **a),
+        _fconv("d5", "r", "w5", "", pads=[2, 2, 2, 2], group=c, **a),
+        _fconv("y", "d5", "w3", "b3", **a),
+    ]
+    return _model(nodes, feeds, ["y"], inits), feeds
+
+
+def test_layouts_are_chosen_from_the_graph():
+    model, _ = _chain(8, 5, (9, 7))
+    g = optimize(model.graph.copy())
+    assert nhwc_tensors(g) == {"s", "d", "p", "r", "d5"}
+    kinds = {n.outputs[0]: _plan(g, n)[0] for n in g.nodes}
+    assert kinds == {"s": "nhwc", "d": "dwc", "p": "nhwc", "r": "nhwc", "d5": "dwc", "y": "nhwc"}
+    # a tensor read by anything but a conv, a graph output, or one read by a grouped conv stays NCHW
+    feeds = {"x": _rand(1, 4, 6, 6)}
+    inits = {"w": _rand(4, 4, 3, 3), "wg": _rand(4, 2, 3, 3)}
+    nodes = [N("Conv", ["x", "w"], ["a"], pads=[1, 1, 1, 1]), N("Relu", ["a"], ["b"]),
+             N("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1]), N("Conv", ["y", "wg"], ["z"], pads=[1, 1, 1, 1], group=2),
+             N("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), N("Conv", ["c", "wg"], ["u"], group=2)]  # fmt: skip
+    g = optimize(_model(nodes, feeds, ["b", "y", "z", "u"], inits).graph.copy())
+    assert nhwc_tensors(g) == set()
+    # KxK convs of one group still take the NHWC kernel (flags 0: NCHW on both sides), grouped ones the NCHW one
+    kinds = [_plan(g, n)[:3:2] for n in g.nodes if n.op_type in ("Conv", "FusedConv")]
+    assert kinds == [("nhwc", 0), ("nhwc", 0), ("gemm", 0), ("nhwc", 0), ("gemm", 0)]
+
+
+@pytest.mark.parametrize(
+    "c, m, hw, batch, stride",
+    [(8, 5, (9, 7), 1, 1), (64, 12, (25, 5), 1, 1), (16, 20, (12, 12), 2, 2), (13, 8, (7, 11), 1, 2),
+     (3, 17, (5, 5), 1, 1), (40, 3, (1, 9), 1, 1)],
+)  # fmt: skip
+def test_chains(c, m, hw, batch, stride):
+    model, feeds = _chain(c, m, hw, batch, stride)
+    _check(model, feeds, ["y"])
+
+
+@pytest.mark.parametrize("act, params", [("", ()), ("Clip", (0.0, 6.0)), ("LeakyRelu", (0.1,)), ("HardSwish", ()),
+                                         ("Sigmoid", ()), ("Gelu", ())])  # fmt: skip
+def test_chain_epilogues(act, params):
+    model, feeds = _chain(12, 9, (6, 5), act=act, params=params)
+    _check(model, feeds, ["y"])
+
+
+def test_geometries_and_residual_layouts():
+    """Asymmetric and auto pads, dilations, odd kernels, 1-D convs, an NCHW residual into an NHWC conv."""
+    feeds = {"x": _rand(2, 6, 11, 10), "r": _rand(2, 10, 10, 10), "x1": _rand(1, 5, 23)}
+    inits = {"wa": _rand(10, 6, 3, 3, scale=0.3), "wb": _rand(10, 10, 2, 3, scale=0.3),
+             "wd": _rand(10, 1, 3, 3), "wd2": _rand(10, 1, 1, 4), "wc": _rand(7, 10, 1, 1), "b": _rand(10),
+             "w1": _rand(9, 5, 3, scale=0.3), "wd1": _rand(9, 1, 5), "w1b": _rand(4, 9, 1)}  # fmt: skip
+    nodes = [
+        _fconv("a", "x", "wa", "b", res="r", pads=[0, 2, 1, 0], act="Relu"),  # NCHW residual, NHWC output
+        _fconv("bb", "a", "wb", "", auto_pad="SAME_UPPER", strides=[2, 1]),
+        _fconv("d", "bb", "wd", "b", dilations=[2, 3], pads=[2, 3, 2, 3], group=10),
+        _fconv("d2", "d", "wd2", "", auto_pad="SAME_LOWER", strides=[1, 2], group=10),
+        _fconv("y", "d2", "wc", "", dilations=[1, 1]),
+        _fconv("e", "x1", "w1", "", pads=[1, 2], strides=[2]),  # 1-D chain
+        _fconv("f", "e", "wd1", "", pads=[2, 2], group=9, dilations=[2]),
+        _fconv("y1", "f", "w1b", "", res=""),
+    ]
+    model = _model(nodes, feeds, ["y", "y1"], inits)
+    assert {"a", "bb", "d", "d2", "e", "f"} <= nhwc_tensors(optimize(model.graph.copy()))
+    _check(model, feeds, ["y", "y1"])
+
+
+@pytest.mark.parametrize("in_nhwc, out_nhwc", [(False, False), (True, False), (False, True), (True, True)])
+def test_winograd(in_nhwc, out_nhwc):
+    """3x3 stride-1 convs with 32+ channels: odd and even planes, a residual, every layout on either side."""
+    c, m = 32, 40
+    feeds = {"x": _rand(2, c, 12, 11), "r": _rand(2, m, 12, 11)}
+    inits = {"wi": _rand(c, c, 1, 1, scale=0.3), "w": _rand(m, c, 3, 3, scale=0.1), "b": _rand(m),
+             "wo": _rand(5, m, 1, 1), "w2": _rand(m, m, 3, 3, scale=0.1)}  # fmt: skip
+    nodes = [_fconv("xi", "x", "wi", "") if in_nhwc else N("Identity", ["x"], ["xi"])]
+    nodes.append(_fconv("y", "xi", "w", "b", res="r", pads=[1, 1, 1, 1], act="Relu"))
+    nodes.append(_fconv("yo", "y", "wo", "") if out_nhwc else N("Relu", ["y"], ["yo"]))
+    nodes.append(_fconv("z", "xi", "w", "", pads=[0, 0, 0, 0], act="Clip", params=(-1.0, 1.0)))  # 10 x 9 outputs
+    nodes.append(_fconv("z2", "z", "w2", "b", pads=[2, 1, 0, 1]))  # from NHWC, asymmetric pads
+    model = _model(nodes, feeds, ["yo", "z2"], inits)
+    src = prepare(model.graph)[1].source
+    assert src.count("be_conv_wino_f32(") == 3, src
+    _check(model, feeds, ["yo", "z2"])
+
+
+def test_chain_threads_agree():
+    model, feeds = _chain(32, 16, (20, 18), batch=2)  # with a Winograd conv
+    one = burnedge.Session(model, backend="c", threads=1).run(feeds)["y"]
+    for threads in (2, 3):
+        np.testing.assert_array_equal(one, burnedge.Session(model, backend="c", threads=threads).run(feeds)["y"])
+    _check(model, feeds, ["y"], threads=2)
+
+
+def test_scratch_sizes_match_the_kernels():
+    """The lowering's scratch bytes equal the C headers' be_*_nhwc_scratch for every NHWC conv of a few chains."""
+    cases = []
+    for args in [(8, 5, (9, 7), 1, 1), (16, 20, (12, 12), 2, 2), (13, 8, (7, 11), 1, 2), (64, 12, (25, 5), 1, 1)]:
+        g = optimize(_chain(*args)[0].graph.copy())
+        for node in g.nodes:
+            kind, f, flags = _plan(g, node)
+            cases.append((kind, f, flags, _conv_scratch(g, node)))
+    assert {k for k, *_ in cases} == {"nhwc", "wino", "dwc"}
+    fns = []
+    for i, (kind, f, flags, _) in enumerate(cases):
+        fn = {"nhwc": "be_conv_nhwc_scratch", "wino": "be_conv_wino_scratch", "dwc": "be_dwconv_nhwc_scratch"}[kind]
+        call = f"{fn}(&g)" if kind == "wino" else f"{fn}(&g, {flags})"
+        geo = ", ".join(map(str, f))
+        fns.append(f"long scratch_{i}(void) {{ static const be_conv_geo g = {{{geo}}}; return {call}; }}")
+    src = '#include "conv.h"\n' + "\n".join(fns) + "\n"
+    ffi = cffi.FFI()
+    ffi.cdef("\n".join(f"long scratch_{i}(void);" for i in range(len(cases))))
+    lib = ffi.dlopen(str(build.build_model(src)))
+    for i, (kind, f, flags, got) in enumerate(cases):
+        assert got == getattr(lib, f"scratch_{i}")() * 4, (kind, f, flags)
+
+
+def test_generated_source_uses_nhwc_kernels():
+    model, _ = _chain(32, 8, (8, 8))
+    src = prepare(model.graph)[1].source
+    assert src.count("be_conv_nhwc_f32(") == 3 and src.count("be_dwconv_nhwc_f32(") == 2
+    assert src.count("be_conv_wino_f32(") == 1
