@@ -37,6 +37,16 @@ def aligned_empty(nbytes: int, align: int = 64) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class _Arena:
+    """One pooled arena: its bytes, the C pointer to them, and (name, view) of each input and output."""
+
+    memory: np.ndarray
+    pointer: object
+    inputs: list[tuple[str, np.ndarray]]
+    outputs: list[tuple[str, np.ndarray]]
+
+
+@dataclass(frozen=True)
 class TensorSlot:
     """Where a model input or output lives: its arena offset (None for a constant output) and type."""
 
@@ -70,30 +80,34 @@ class CModel:
         self._weights = weights
         self._wptr = _FFI.from_buffer("uint8_t[]", weights)
         self.inputs, self.outputs, self.constants = inputs, outputs, constants
-        self._out_bytes = [math.prod(s.shape) * s.dtype.itemsize for s in outputs]
         if threads < 1:
             raise BurnedgeError(f"threads must be at least 1, not {threads}")
         self.threads = threads
-        self._pool: queue.SimpleQueue[np.ndarray] = queue.SimpleQueue()
+        self._pool: queue.SimpleQueue[_Arena] = queue.SimpleQueue()
+
+    def _new_arena(self) -> _Arena:
+        """An arena with its C pointer and the views of every input and output, made once and reused."""
+        arena = aligned_empty(max(self.arena_bytes, 1))
+
+        def view(s: TensorSlot) -> np.ndarray:
+            nbytes = math.prod(s.shape) * s.dtype.itemsize
+            return arena[s.offset : s.offset + nbytes].view(s.dtype).reshape(s.shape)
+
+        ins = [(s.name, view(s)) for s in self.inputs]
+        outs = [(s.name, view(s) if s.offset is not None else self.constants[s.name]) for s in self.outputs]
+        return _Arena(arena, _FFI.from_buffer("uint8_t[]", arena), ins, outs)
 
     def run(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         try:
-            arena = self._pool.get_nowait()
+            a = self._pool.get_nowait()
         except queue.Empty:
-            arena = aligned_empty(max(self.arena_bytes, 1))
+            a = self._new_arena()
         try:
-            for s in self.inputs:
-                view = arena[s.offset : s.offset + feeds[s.name].nbytes].view(s.dtype).reshape(s.shape)
-                view[...] = feeds[s.name]
-            rc = self._lib.be_model_run(_FFI.from_buffer("uint8_t[]", arena), self._wptr, self.threads)
+            for name, view in a.inputs:
+                view[...] = feeds[name]
+            rc = self._lib.be_model_run(a.pointer, self._wptr, self.threads)
             if rc != 0:
                 raise BurnedgeError(f"the model library returned error {rc}")
-            out = {}
-            for s, nbytes in zip(self.outputs, self._out_bytes):
-                if s.offset is None:
-                    out[s.name] = self.constants[s.name].copy()
-                else:
-                    out[s.name] = arena[s.offset : s.offset + nbytes].view(s.dtype).reshape(s.shape).copy()
-            return out
+            return {name: view.copy() for name, view in a.outputs}
         finally:
-            self._pool.put(arena)
+            self._pool.put(a)
