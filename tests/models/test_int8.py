@@ -8,10 +8,8 @@ as digits_calibration.npz; scored on the held-out digits_test.npz).
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,19 +19,8 @@ import burnedge
 from burnedge.examples import HERE
 from burnedge.ops._eval import run_graph
 from burnedge.quantize import load_calibration, quantize_model
+from tests.models import suite
 
-
-def _suite():
-    name = "burnedge_model_suite"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("suite.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-suite = _suite()
 BIG = {"resnet18", "mobilenet_v2"}  # 224x224 inputs: the numpy reference takes seconds per run
 NOISY = {  # models whose float graph amplifies any perturbation beyond what int8 can meet
     "mobilenet_v2": "random-init MobileNetV2 amplifies noise: 1% input noise (40 dB) is 8 dB after the last block "

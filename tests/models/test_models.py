@@ -2,32 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import onnxruntime as ort
 import pytest
 
+from tests.models import suite
+
 RTOL = 1e-4  # max|burnedge - ort| / max|ort|, per output
-
-
-def _load_suite() -> ModuleType:
-    # Loaded by path so this works whatever pytest's import mode or rootdir.
-    name = "burnedge_model_suite"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("suite.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-suite = _load_suite()
 
 
 @pytest.fixture(scope="session")

@@ -7,11 +7,9 @@ pin each pattern (and the cases that must not fuse); fused nodes are also lowere
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -23,22 +21,12 @@ import burnedge
 from burnedge.backends.numpy import NumpyExecutable
 from burnedge.ir import Graph, Value
 from burnedge.passes import DEFAULT_PIPELINE, optimize
+from tests.models import suite
 
 ROOT = Path(__file__).resolve().parents[1]
 RTOL = 1e-5
 
 
-def _load_suite():
-    name = "burnedge_model_suite"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "models" / "suite.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-suite = _load_suite()
 EXPORTED = json.loads((ROOT / "exported" / "MANIFEST.json").read_text())["models"]
 HAS_CC = shutil.which(os.environ.get("CC", "gcc")) is not None
 

@@ -7,9 +7,7 @@ at most one quantization step apart.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -23,26 +21,14 @@ from burnedge.backends.numpy import NumpyExecutable
 from burnedge.passes import DEFAULT_PIPELINE, optimize
 from burnedge.passes._qdq import add_multipliers, exact_int8
 from burnedge.passes.fold_qdq import explain
+from tests.models import suite
 
 ort = pytest.importorskip("onnxruntime")
-quantization = pytest.importorskip("onnxruntime.quantization")
+import onnxruntime.quantization as quantization  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CALIBRATION_SEEDS = range(4)
 HELD_OUT_SEEDS = range(100, 106)
-
-
-def _load_suite():
-    name = "burnedge_model_suite"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "models" / "suite.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-suite = _load_suite()
 
 
 @pytest.fixture(scope="session")

@@ -213,8 +213,14 @@ def test_onnx_helper_model_is_valid() -> None:
 
 def test_int8_bundle_keeps_its_float_island(tmp_path) -> None:
     """A layer kept in float stays float in the compiled plan (export does not fold its QDQ pair back to int8)."""
-    path = burnedge.export(_model(layernorm=True), tmp_path / "q.bedge", quantize="int8", calibration=_feeds(8),
-                           keep_float=["pool"], test_vectors=2)
+    path = burnedge.export(
+        _model(layernorm=True),
+        tmp_path / "q.bedge",
+        quantize="int8",
+        calibration=_feeds(8),
+        keep_float=["pool"],
+        test_vectors=2,
+    )
     checks = burnedge.verify(path)
     assert checks and all(c.ok and c.relative < 1e-6 for c in checks), checks
     plan = json.loads(zipfile.ZipFile(path).read("plan.json"))

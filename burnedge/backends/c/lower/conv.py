@@ -30,8 +30,9 @@ from .dense import MAX_THREADS, MR, NR, _epi, _gemm_scratch_bytes, _input, _requ
 CONV_OPS = {("", "Conv"), ("burnedge", "FusedConv")}
 
 
-def _conv_geo(graph: Graph, node: Node) -> tuple[bool, list[int]] | None:
-    """(depthwise?, be_conv_geo fields) of a Conv / FusedConv, None for shapes the kernels do not take."""
+def conv_fields(graph: Graph, node: Node) -> list[int] | None:
+    """The be_conv_geo / be_qconv_geo fields of a 1-D or 2-D conv node (a 1-D conv is a 2-D conv of height 1):
+    N, C, H, W, M, group, kernel, strides, dilations, padding begin, output size; None for other ranks."""
     x, w = graph.values[node.inputs[0]].shape, graph.values[node.inputs[1]].shape
     if len(x) not in (3, 4):
         return None
@@ -46,8 +47,16 @@ def _conv_geo(graph: Graph, node: Node) -> tuple[bool, list[int]] | None:
     else:
         begin, out = geo.begin, geo.out
     n, c, h, wd = x
-    fields = [n, c, h, wd, w[0], group, *kernel, *strides, *dil, *begin, *out]
-    return (w[1] == 1 and group > 1), fields
+    return [n, c, h, wd, w[0], group, *kernel, *strides, *dil, *begin, *out]
+
+
+def _conv_geo(graph: Graph, node: Node) -> tuple[bool, list[int]] | None:
+    """(depthwise?, be_conv_geo fields) of a Conv / FusedConv, None for shapes the kernels do not take."""
+    fields = conv_fields(graph, node)
+    if fields is None:
+        return None
+    w = graph.values[node.inputs[1]].shape
+    return (w[1] == 1 and fields[5] > 1), fields
 
 
 def _nhwc_capable(graph: Graph, node: Node) -> bool:

@@ -41,46 +41,52 @@ def global_max_pool(ctx: Ctx, node: Node) -> str:
     return _global(ctx, node, True)
 
 
+def pool_window(ctx: Ctx, node: Node) -> list[int] | str | None:
+    """The 2-D window of a 1-D/2-D pool node (a 1-D pool is a 2-D pool of height 1), as the kernels take it:
+    [N*C, H, W, OH, OW, KH, KW, SH, SW, DH, DW, pad top, pad left, lo_h, hi_h, lo_w, hi_w] where [lo, hi) is the
+    input range an average counts; "global" when one window covers the whole input; None when there is no output.
+    """
+    x, y = node.inputs[0], node.outputs[0]
+    shape = ctx.shape(x)
+    ctx.require(len(shape) in (3, 4), f"only 1D and 2D pools, not rank {len(shape)}")
+    n_sp = len(shape) - 2
+    kern = attr_list(attr(node, "kernel_shape"), n_sp, 1, "kernel_shape")
+    strides = attr_list(attr(node, "strides"), n_sp, 1, "strides")
+    dil = attr_list(attr(node, "dilations"), n_sp, 1, "dilations")
+    auto_pad = attr(node, "auto_pad", "NOTSET") or "NOTSET"
+    geo = geometry(shape[2:], kern, strides, dil, attr(node, "pads"), auto_pad, attr(node, "ceil_mode", 0), False)
+    spatial = list(shape[2:])
+    nc = shape[0] * shape[1]
+    if nc == 0 or ctx.size(y) == 0:
+        return None
+    if geo.out == [1] * n_sp and kern == spatial and geo.begin == [0] * n_sp and geo.end == [0] * n_sp:
+        return "global"
+    count_pad = bool(attr(node, "count_include_pad", 0))
+    lo = [-b for b in geo.begin] if count_pad else [0] * n_sp
+    hi = [s + e for s, e in zip(spatial, geo.end_explicit)] if count_pad else spatial
+    out, begin = geo.out, geo.begin
+    if n_sp == 1:  # one row: the height axis is a single tap
+        spatial, kern, strides, dil = [1, *spatial], [1, *kern], [1, *strides], [1, *dil]
+        out, begin, lo, hi = [1, *out], [0, *begin], [0, *lo], [1, *hi]
+    return [nc, *spatial, *out, *kern, *strides, *dil, *begin, lo[0], hi[0], lo[1], hi[1]]
+
+
 @lower("MaxPool", "AveragePool")
 def pool(ctx: Ctx, node: Node) -> str:
     is_max = node.op_type == "MaxPool"
     x, y = node.inputs[0], node.outputs[0]
     if is_max:
         ctx.require(len(node.outputs) < 2 or not node.outputs[1], "MaxPool's Indices output is not supported")
-    shape = ctx.shape(x)
-    ctx.require(len(shape) in (3, 4), f"only 1D and 2D pools, not rank {len(shape)}")
     dt = ctx.dtype(x).name
     ctx.require(dt == "float32" or (is_max and dt in ("int8", "uint8")), f"no C {node.op_type} on {dt}")
-    n_sp = len(shape) - 2
-    kern = attr_list(attr(node, "kernel_shape"), n_sp, 1, "kernel_shape")
-    strides = attr_list(attr(node, "strides"), n_sp, 1, "strides")
-    dil = attr_list(attr(node, "dilations"), n_sp, 1, "dilations")
-    auto_pad = attr(node, "auto_pad", "NOTSET") or "NOTSET"
-    if isinstance(auto_pad, bytes):
-        auto_pad = auto_pad.decode()
-    geo = geometry(shape[2:], kern, strides, dil, attr(node, "pads"), auto_pad, attr(node, "ceil_mode", 0), False)
-    spatial = list(shape[2:])
-    nc = shape[0] * shape[1]
-    if nc == 0 or ctx.size(y) == 0:
+    window = pool_window(ctx, node)
+    if window is None:
         return "/* empty */"
-    whole = geo.out == [1] * n_sp and kern == spatial and geo.begin == [0] * n_sp and geo.end == [0] * n_sp
-    if whole:
+    if window == "global":
         return _global(ctx, node, is_max)
-    count_pad = bool(attr(node, "count_include_pad", 0))
-    lo = [-b for b in geo.begin] if count_pad else [0] * n_sp
-    hi = [s + e for s, e in zip(spatial, geo.end_explicit)] if count_pad else spatial
-    if n_sp == 1:  # one row: the height axis is a single tap
-        spatial, kern, strides, dil = [1, *spatial], [1, *kern], [1, *strides], [1, *dil]
-        out, begin, lo, hi = [1, *geo.out], [0, *geo.begin], [0, *lo], [1, *hi]
-    else:
-        out, begin = geo.out, geo.begin
-    geo_args = (
-        f"{nc}, {spatial[0]}, {spatial[1]}, {out[0]}, {out[1]}, {kern[0]}, {kern[1]}, {strides[0]}, {strides[1]}, "
-        f"{dil[0]}, {dil[1]}, {begin[0]}, {begin[1]}"
-    )
+    geo_args, count = ", ".join(map(str, window[:13])), ", ".join(map(str, window[13:]))
     if is_max:
         suffix = {"float32": "f32", "int8": "i8", "uint8": "u8"}[dt]
         fn = kernel("be_maxpool2d_f32") if suffix == "f32" else f"be_maxpool2d_{suffix}"
         return f"{fn}({ctx.tensor(x)}, {ctx.tensor(y)}, {geo_args}, threads);"
-    count = f"{lo[0]}, {hi[0]}, {lo[1]}, {hi[1]}"
     return f"{kernel('be_avgpool2d_f32')}({ctx.tensor(x)}, {ctx.tensor(y)}, {geo_args}, {count}, threads);"

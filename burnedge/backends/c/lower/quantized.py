@@ -14,9 +14,9 @@ import math
 import numpy as np
 
 from ....ir import Graph, Node
-from ....ops._im2col import attr_list, geometry
-from ....ops.conv import _geo as conv_geometry
 from . import Ctx, lower
+from .conv import conv_fields
+from .pool import pool_window
 from .reduce import attr
 
 QMR, QNR, MAX_THREADS = 6, 16, 4  # qgemm.h: BE_QMR, BE_QNR, BE_Q_MAX_THREADS
@@ -76,21 +76,12 @@ def _epi(ctx: Ctx, key: str, node: Node, bias: np.ndarray | None, n: int, per_co
 # -- QConv ----------------------------------------------------------------------------------------------------------
 def _qconv_geo(graph: Graph, node: Node) -> tuple[str, list[int]] | None:
     """(kind "dw" or "gemm", be_qconv_geo fields), None for shapes the kernels do not take."""
-    x, w = graph.values[node.inputs[0]].shape, graph.values[node.inputs[1]].shape
-    if len(x) not in (3, 4):
+    fields = conv_fields(graph, node)
+    if fields is None:
         return None
-    a = node.attrs
-    kernel, strides, dil, geo = conv_geometry(
-        x, w, a.get("kernel_shape"), a.get("strides"), a.get("dilations"), a.get("pads"), a.get("auto_pad", "NOTSET")
-    )
-    group = int(a.get("group", 1))
-    if len(x) == 3:
-        x, kernel, strides, dil = (*x[:2], 1, x[2]), [1, *kernel], [1, *strides], [1, *dil]
-        begin, out = [0, *geo.begin], [1, *geo.out]
-    else:
-        begin, out = geo.begin, geo.out
-    fields = [x[0], x[1], x[2], x[3], w[0], group, *kernel, *strides, *dil, *begin, *out]
-    dw = w[1] == 1 and group > 1 and group == x[1] and kernel[0] * kernel[1] <= DW_MAX_TAPS
+    w = graph.values[node.inputs[1]].shape
+    group, kernel = fields[5], fields[6:8]
+    dw = w[1] == 1 and group > 1 and group == fields[1] and kernel[0] * kernel[1] <= DW_MAX_TAPS
     return ("dw" if dw else "gemm"), fields
 
 
@@ -301,32 +292,13 @@ def qglobal_avg_pool(ctx: Ctx, node: Node) -> str:
 def qavg_pool(ctx: Ctx, node: Node) -> str:
     x, y = node.inputs[0], node.outputs[0]
     _require_i8(ctx, [x, y])
-    shape = ctx.shape(x)
-    ctx.require(len(shape) in (3, 4), f"only 1D and 2D pools, not rank {len(shape)}")
     zp = int(attr(node, "zero_point", 0))
-    n_sp = len(shape) - 2
-    kern = attr_list(attr(node, "kernel_shape"), n_sp, 1, "kernel_shape")
-    strides = attr_list(attr(node, "strides"), n_sp, 1, "strides")
-    dil = attr_list(attr(node, "dilations"), n_sp, 1, "dilations")
-    auto_pad = attr(node, "auto_pad", "NOTSET") or "NOTSET"
-    if isinstance(auto_pad, bytes):
-        auto_pad = auto_pad.decode()
-    geo = geometry(shape[2:], kern, strides, dil, attr(node, "pads"), auto_pad, attr(node, "ceil_mode", 0), False)
-    spatial = list(shape[2:])
-    nc = shape[0] * shape[1]
-    if nc == 0 or ctx.size(y) == 0:
+    window = pool_window(ctx, node)
+    if window is None:
         return "/* empty */"
-    if geo.out == [1] * n_sp and kern == spatial and geo.begin == [0] * n_sp and geo.end == [0] * n_sp:
+    if window == "global":
         return _qglobal(ctx, x, y, zp)
-    count_pad = bool(attr(node, "count_include_pad", 0))
-    lo = [-b for b in geo.begin] if count_pad else [0] * n_sp
-    hi = [s + e for s, e in zip(spatial, geo.end_explicit)] if count_pad else spatial
-    out, begin = geo.out, geo.begin
-    if n_sp == 1:
-        spatial, kern, strides, dil = [1, *spatial], [1, *kern], [1, *strides], [1, *dil]
-        out, begin, lo, hi = [1, *out], [0, *begin], [0, *lo], [1, *hi]
-    args = [nc, spatial[0], spatial[1], out[0], out[1], kern[0], kern[1], strides[0], strides[1], dil[0], dil[1],
-            begin[0], begin[1], lo[0], hi[0], lo[1], hi[1], zp]  # fmt: skip
+    args = [*window, zp]
     return f"be_qavgpool2d_i8({ctx.tensor(x)}, {ctx.tensor(y)}, {', '.join(map(str, args))}, threads);"
 
 
