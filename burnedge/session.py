@@ -65,8 +65,10 @@ class Session:
         from .importers.onnx import from_proto
 
         if b.manifest.get("quantization"):
-            raise BurnedgeError(f"{b.path}: an int8 bundle runs on the C backend only (the model it carries is the "
-                                "float source it was quantized from)")
+            raise BurnedgeError(
+                f"{b.path}: an int8 bundle runs on the C backend only (the model it carries is the "
+                "float source it was quantized from)"
+            )
         if b.onnx is None:
             raise BurnedgeError(f"{b.path}: the bundle carries no source model; it runs on the C backend only")
         proto = onnx.load_from_string(b.onnx)

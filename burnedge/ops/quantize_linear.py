@@ -12,7 +12,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from ..dtypes import from_onnx
+from ..dtypes import from_onnx, is_float
 from . import Spec, register
 from ._common import norm_axis
 
@@ -22,10 +22,6 @@ _FLOAT8 = {
     np.dtype(ml_dtypes.float8_e5m2),
     np.dtype(ml_dtypes.float8_e5m2fnuz),
 }
-
-
-def _is_float(dt: np.dtype) -> bool:
-    return dt.kind == "f" or (dt.kind == "V" and "float" in dt.name)
 
 
 def _int_range(dt: np.dtype) -> tuple[int, int]:
@@ -59,11 +55,11 @@ def _quantize(x, scale, zp, axis, block_size, saturate, out_dtype, precision):
     else:
         out = from_onnx(out_dtype) if out_dtype else np.dtype(np.uint8)
     prec = from_onnx(precision) if precision else np.dtype(scale.dtype)
-    if not _is_float(prec) or prec.itemsize < 2 or prec in _FLOAT8:
+    if not is_float(prec) or prec.itemsize < 2 or prec in _FLOAT8:
         prec = np.dtype(np.float32)
     s = _expand(np.asarray(scale), x.shape, axis, block_size).astype(prec)
     q = x.astype(prec) / s
-    if _is_float(out):
+    if is_float(out):
         if zp is not None:
             q = q.astype(np.float32) + _expand(zp, x.shape, axis, block_size).astype(np.float32)
         q = q.astype(np.float32)
@@ -113,9 +109,9 @@ def quantize_linear_23(x, y_scale, y_zero_point=None, *, axis=1, block_size=0, o
 
 def _dequantize(x, scale, zp, axis, block_size, output_dtype):
     out = from_onnx(output_dtype) if output_dtype else np.dtype(scale.dtype)
-    if out in _FLOAT8 or not _is_float(out):
+    if out in _FLOAT8 or not is_float(out):
         out = np.dtype(np.float32)
-    if _is_float(np.dtype(x.dtype)):
+    if is_float(np.dtype(x.dtype)):
         v = x.astype(np.float32)
         if zp is not None:
             v = v - _expand(zp, x.shape, axis, block_size).astype(np.float32)
@@ -129,7 +125,7 @@ def _dequantize(x, scale, zp, axis, block_size, output_dtype):
 
 def _dq_infer(x, scale, zp=None, *, output_dtype=0, **_):
     out = from_onnx(output_dtype) if output_dtype else np.dtype(scale.dtype)
-    if out in _FLOAT8 or not _is_float(out):
+    if out in _FLOAT8 or not is_float(out):
         out = np.dtype(np.float32)
     return [Spec(tuple(x.shape), out)]
 

@@ -20,15 +20,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..dtypes import is_float
 from ..errors import BurnedgeError
 
 __all__ = ["CALIBRATORS", "Calibrator", "Entropy", "MSE", "MinMax", "Percentile", "make_calibrator"]
 
 Range = tuple[float, float]
-
-
-def _is_float(dt: np.dtype) -> bool:
-    return dt.kind == "f" or (dt.kind == "V" and "float" in dt.name)  # ml_dtypes' bfloat16 & co. are kind "V"
 
 
 class Calibrator:
@@ -45,7 +42,7 @@ class Calibrator:
     def observe(self, name: str, array: Any) -> None:
         """Adds the values of one float tensor (one batch's worth) to the statistics of `name`."""
         x = np.asarray(array)
-        if not _is_float(x.dtype):
+        if not is_float(x.dtype):
             raise TypeError(f"calibrators observe float tensors; {name!r} is {x.dtype}")
         if x.dtype not in (np.float32, np.float64):
             x = x.astype(np.float32)  # float16, bfloat16: exact in float32

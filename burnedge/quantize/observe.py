@@ -14,11 +14,12 @@ from typing import Any
 
 import numpy as np
 
+from ..dtypes import is_float
 from ..errors import InputError
 from ..ir import Graph
 from ..model import Model
 from ..ops._eval import evaluate
-from .calibrate import Calibrator, _is_float
+from .calibrate import Calibrator
 
 __all__ = ["check_feeds", "collect", "layers", "trace"]
 
@@ -62,14 +63,14 @@ def trace(graph: Graph | Model, feeds: Mapping[str, np.ndarray], where: str = ""
         return consts[n] if n in consts else env[n]
 
     for name in g.inputs:
-        if _is_float(env[name].dtype):
+        if is_float(env[name].dtype):
             yield name, env[name]
     for i, node in enumerate(g.nodes):
         outs = evaluate(node, [read(n) if n else None for n in node.inputs], {n: read(n) for n in node.captures})
         for name, arr in zip(node.outputs, outs):
             if not name:
                 continue
-            if isinstance(arr, np.ndarray) and _is_float(arr.dtype):
+            if isinstance(arr, np.ndarray) and is_float(arr.dtype):
                 yield name, arr
             if last.get(name, -1) > i:
                 env[name] = arr

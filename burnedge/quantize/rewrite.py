@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from ..dtypes import is_float
 from ..ir import Graph, Node, Value
 from ..ops import OpDef, for_onnx
-from .calibrate import _is_float
 from .qparams import QParams, activation_qparams, quantize
 
 __all__ = ["Decision", "Rewrite", "rewrite"]
@@ -91,7 +91,7 @@ class Rewrite:
 
     def is_activation(self, name: str) -> bool:
         """A float tensor computed at run time (not a constant, not an omitted input)."""
-        return bool(name) and not self.src.values[name].is_const and _is_float(self.src.values[name].dtype)
+        return bool(name) and not self.src.values[name].is_const and is_float(self.src.values[name].dtype)
 
     def has_int8(self, name: str) -> bool:
         return name in self.q
