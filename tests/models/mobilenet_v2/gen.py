@@ -1,4 +1,16 @@
-"""MobileNetV2 (width 1.0, ReLU6, inverted residuals): 1x3x224x224 input, 1000 classes."""
+"""MobileNetV2 (width 1.0, ReLU6, inverted residuals): 1x3x224x224 input, 1000 classes.
+
+Random weights (torch's default init, seed 0) and random BatchNorm parameters, with one trait of trained residual
+networks: the last BatchNorm of every residual branch has a small gamma, uniform in [0.1, 0.3] (every other BN:
+[0.5, 1.5]). Trained ResNets and MobileNetV2s keep their residual branches small next to the skip path, and
+"zero-init residual" training starts them at 0 (Goyal et al. 2017; torchvision's ``zero_init_residual``). With
+unit-gain branches (gamma in [0.5, 1.5] everywhere, this file before) the random network was chaotic: each
+conv grew any perturbation by about 1.5 dB, so 1% input noise (40 dB) was 6.2 dB after the last conv and 16.5 dB at
+the output (cosine 0.989, below int8's 0.99 target in float alone), and int8 reached cosine 0.977, a stress no
+trained MobileNetV2 presents. With the small branch gammas the same 1% input noise is 17.2 dB after the last conv
+and 28.2 dB at the output (cosine 0.9992), and int8 (minmax, 4 calibration inputs) tracks float at cosine 0.996 on
+held-out inputs (tests/models/test_int8.py). The architecture is unchanged.
+"""
 
 from __future__ import annotations
 
@@ -67,11 +79,15 @@ class MobileNetV2(nn.Module):
 
 
 def _randomize_batchnorm(model: nn.Module, batch: int, steps: int) -> None:
-    """Give every BN random affine params and running stats measured on random data."""
+    """Give every BN random affine params and running stats measured on random data.
+
+    gamma is uniform in [0.5, 1.5], except at the last BN of a residual branch: [0.1, 0.3] (see the docstring).
+    """
     bns = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    branch_ends = {id(m.body[-1]) for m in model.modules() if isinstance(m, _InvertedResidual) and m.residual}
     with torch.no_grad():
         for bn in bns:
-            bn.weight.uniform_(0.5, 1.5)
+            bn.weight.uniform_(*((0.1, 0.3) if id(bn) in branch_ends else (0.5, 1.5)))
             bn.bias.uniform_(-0.25, 0.25)
             bn.reset_running_stats()
             bn.momentum = None  # cumulative average over the calibration batches
