@@ -70,7 +70,7 @@ def test_layouts_are_chosen_from_the_graph():
     g = optimize(model.graph.copy())
     assert nhwc_tensors(g) == {"s", "d", "p", "r", "d5"}
     kinds = {n.outputs[0]: _plan(g, n)[0] for n in g.nodes}
-    assert kinds == {"s": "nhwc", "d": "dwc", "p": "nhwc", "r": "nhwc", "d5": "dwc", "y": "nhwc"}
+    assert kinds == {"s": "stem", "d": "dwc", "p": "nhwc", "r": "nhwc", "d5": "dwc", "y": "nhwc"}
     # a tensor read by anything but a conv, a graph output, or one read by a grouped conv stays NCHW
     feeds = {"x": _rand(1, 4, 6, 6)}
     inits = {"w": _rand(4, 4, 3, 3), "wg": _rand(4, 2, 3, 3)}
@@ -79,9 +79,10 @@ def test_layouts_are_chosen_from_the_graph():
              N("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), N("Conv", ["c", "wg"], ["u"], group=2)]  # fmt: skip
     g = optimize(_model(nodes, feeds, ["b", "y", "z", "u"], inits).graph.copy())
     assert nhwc_tensors(g) == set()
-    # KxK convs of one group still take the NHWC kernel (flags 0: NCHW on both sides), grouped ones the NCHW one
+    # KxK convs of one group still take an NHWC-family kernel (flags 0: NCHW on both sides; with 4 channels in and
+    # out, the stem kernel), grouped ones the NCHW one
     kinds = [_plan(g, n)[:3:2] for n in g.nodes if n.op_type in ("Conv", "FusedConv")]
-    assert kinds == [("nhwc", 0), ("nhwc", 0), ("gemm", 0), ("nhwc", 0), ("gemm", 0)]
+    assert kinds == [("stem", 0), ("stem", 0), ("gemm", 0), ("stem", 0), ("gemm", 0)]
 
 
 @pytest.mark.parametrize(
@@ -149,21 +150,22 @@ def test_chain_threads_agree():
 
 
 def test_scratch_sizes_match_the_kernels():
-    """The lowering's scratch bytes equal the C headers' be_*_nhwc_scratch for every NHWC conv of a few chains."""
+    """The lowering's scratch bytes equal the C headers' be_*_scratch for every NHWC-family conv of a few chains."""
     cases = []
     for args in [(8, 5, (9, 7), 1, 1), (16, 20, (12, 12), 2, 2), (13, 8, (7, 11), 1, 2), (64, 12, (25, 5), 1, 1)]:
         g = optimize(_chain(*args)[0].graph.copy())
         for node in g.nodes:
             kind, f, flags = _plan(g, node)
             cases.append((kind, f, flags, _conv_scratch(g, node)))
-    assert {k for k, *_ in cases} == {"nhwc", "wino", "dwc"}
+    assert {k for k, *_ in cases} == {"stem", "nhwc", "wino", "dwc"}
     fns = []
     for i, (kind, f, flags, _) in enumerate(cases):
-        fn = {"nhwc": "be_conv_nhwc_scratch", "wino": "be_conv_wino_scratch", "dwc": "be_dwconv_nhwc_scratch"}[kind]
-        call = f"{fn}(&g)" if kind == "wino" else f"{fn}(&g, {flags})"
+        fn = {"nhwc": "be_conv_nhwc_scratch", "wino": "be_conv_wino_scratch", "dwc": "be_dwconv_nhwc_scratch",
+              "stem": "be_conv_stem_scratch"}[kind]  # fmt: skip
+        call = f"{fn}(&g)" if kind in ("wino", "stem") else f"{fn}(&g, {flags})"
         geo = ", ".join(map(str, f))
         fns.append(f"long scratch_{i}(void) {{ static const be_conv_geo g = {{{geo}}}; return {call}; }}")
-    src = '#include "conv.h"\n' + "\n".join(fns) + "\n"
+    src = '#include "conv.h"\n#include "conv_stem.h"\n' + "\n".join(fns) + "\n"
     ffi = cffi.FFI()
     ffi.cdef("\n".join(f"long scratch_{i}(void);" for i in range(len(cases))))
     lib = ffi.dlopen(str(build.build_model(src)))

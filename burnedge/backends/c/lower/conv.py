@@ -13,6 +13,8 @@ Kernels, chosen per node from the constant shapes and those layouts:
   be_conv_nhwc_f32 (implicit GEMM, rows = pixels, weights as B panels, k ordered (ky, kx, c)) or
   be_dwconv_nhwc_f32 (channel-vectorised, weights [tap][C8]); an NCHW input is transposed into their padded
   copy, an NCHW output stored transposed;
+- be_conv_stem_f32 for the first conv of most CNNs: KxK, one group, an NCHW input of at most 4 channels, no
+  residual (vectorised along output pixels, the weights broadcast; weights in groups of 4 output channels);
 - otherwise the NCHW kernels: be_conv2d_f32 (im2col + GEMM, weights as A panels; 1x1 convs read the input in
   place) and be_dwconv2d_f32 (width-vectorised).
 """
@@ -102,13 +104,29 @@ def _winograd(f: list[int]) -> bool:
     return g == 1 and (kh, kw, sh, sw, dh, dwl) == (3, 3, 1, 1, 1, 1) and c % 8 == 0 and c >= 32 and oh * ow >= 64
 
 
+STEM_PX = 24  # conv_stem.h: BE_STEM_PX, output pixels per tile
+STEM_MAX_C = 4  # conv_stem.c: its tiles pay one load per input float per tap, so only a few input channels
+
+
+STEM_MAX_M = 8  # with more output channels the NHWC tiles' 16-wide weight panels reuse each input load more
+
+
+def _stem(f: list[int], dw: bool, flags: int, res: str) -> bool:
+    """The stem kernel: KxK (more than one tap), one group, an NCHW input of at most 4 channels, at most 8 output
+    channels, no residual."""
+    c, m, g, kh, kw = f[1], f[4], f[5], f[6], f[7]
+    return not dw and g == 1 and c <= STEM_MAX_C and m <= STEM_MAX_M and kh * kw > 1 and not flags & 1 and not res
+
+
 def _plan(graph: Graph, node: Node) -> tuple[str, list[int], int]:
-    """(kernel: "wino" | "nhwc" | "dwc" | "gemm" | "dw", geo fields, NHWC flags) of a conv."""
+    """(kernel: "stem" | "wino" | "nhwc" | "dwc" | "gemm" | "dw", geo fields, NHWC flags) of a conv."""
     dw, f = _conv_geo(graph, node)
     if _nhwc_capable(graph, node):
         nhwc = nhwc_tensors(graph)
         res = node.inputs[3] if node.op.domain == "burnedge" and len(node.inputs) > 3 else ""
         flags = (1 if node.inputs[0] in nhwc else 0) | (2 if node.outputs[0] in nhwc else 0)
+        if _stem(f, dw, flags, res):
+            return "stem", f, flags
         if flags or (res and res in nhwc) or (not dw and f[6] * f[7] > 1):
             # NCHW on both sides too for KxK kernels: the NHWC kernels' one padded copy of the input beats im2col
             return ("dwc" if dw else "wino" if _winograd(f) else "nhwc"), f, flags
@@ -121,6 +139,11 @@ def _conv_scratch(graph: Graph, node: Node) -> int:
     kind, f, flags = _plan(graph, node)
     n, c, h, wd, m, g, kh, kw, sh, sw, dh, dwl, ph, pw, oh, ow = f
     c8 = -(-c // 8) * 8
+    if kind == "stem":  # conv_stem.h: be_conv_stem_scratch
+        hp = (oh - 1) * sh + (kh - 1) * dh + 1
+        tiles = -(-ow // STEM_PX) * STEM_PX
+        wq = max(tiles + (kw - 1) * dwl // sw + 1, -(-(pw + wd) // sw)) + 1
+        return (c * hp * sw * wq + wq * sw + c * kh * kw + 4 * STEM_PX + 64) * 4
     if kind == "nhwc":  # conv.h: be_conv_nhwc_scratch
         hp = max((oh - 1) * sh + (kh - 1) * dh + 1, ph + h)
         wpad = max((ow - 1) * sw + (kw - 1) * dwl + 1, pw + wd)
@@ -157,7 +180,7 @@ def conv(ctx: Ctx, node: Node) -> str:
     w = w.astype(np.float32).reshape(m, -1, kh, kw)
     bias, res = _input(node, 2), _input(node, 3) if node.op.domain == "burnedge" else ""
     res_nhwc = bool(res) and res in nhwc_tensors(ctx.graph)
-    if kind in ("nhwc", "wino", "dwc"):  # rows = pixels, columns = channels
+    if kind in ("nhwc", "wino", "dwc", "stem"):  # rows = pixels, columns = channels
         s0, s1 = (0, 1), ((m, 1) if res_nhwc else (1, ohw))
     else:  # rows = channels, columns = pixels
         s0, s1 = (1, 0), ((1, m) if res_nhwc else (ohw, 1))
@@ -166,7 +189,13 @@ def conv(ctx: Ctx, node: Node) -> str:
     x, y = ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0])
     geo = "static const be_conv_geo geo = {" + ", ".join(map(str, f)) + "};"
     key = node.inputs[1]
-    if kind == "nhwc":
+    if kind == "stem":
+        m4 = -(-m // 4) * 4
+        groups = np.zeros((m4, c * kh * kw), np.float32)
+        groups[:m] = w.reshape(m, -1)  # k ordered (c, ky, kx)
+        wk = ctx.pack(f"dense:stem:{key}", groups.reshape(m4 // 4, 4, -1).transpose(0, 2, 1).copy())
+        call = f"be_conv_stem_f32({x}, {wk}, {y}, &ep, &geo, {flags}, {ctx.scratch()}, threads);"
+    elif kind == "nhwc":
         mat = w.transpose(2, 3, 1, 0).reshape(-1, m)  # (KH*KW*C, M), k ordered (ky, kx, c)
         wk = ctx.pack(f"dense:convB:{key}", pack_b(mat))
         call = f"be_conv_nhwc_f32({x}, {wk}, {y}, &ep, &geo, {flags}, {ctx.scratch()}, threads);"
