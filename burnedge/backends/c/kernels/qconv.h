@@ -22,7 +22,12 @@ static inline long be_qconv_nb(long K) {
     const long nb = 16384 / (((K + 1) / 2) * 32);
     return nb < 1 ? 1 : (nb > 16 ? 16 : nb);
 }
-static inline long be_qconv_slice(long K) { return K * BE_QNR + be_qconv_nb(K) * ((K + 1) / 2) * 32 + 64; }
+/* bytes of one column panel in any build (pairs: ceil(K/2)*32; sdot quads: ceil(K/4)*64) */
+static inline long be_qconv_pstride(long K) { return (K + 3) / 4 * 64; }
+/* a thread's slice: the plain K x 16 block, nb column panels, one weight panel as int8 quads (sdot builds) */
+static inline long be_qconv_slice(long K) {
+    return K * BE_QNR + be_qconv_nb(K) * be_qconv_pstride(K) + (K + 3) / 4 * 24 + 64;
+}
 
 /* QConv as GEMM: wpack holds, per group, the (M/G) x (C/G*KH*KW) weights as A panels (qgemm.h).
  * scratch: be_qconv_scratch bytes. */

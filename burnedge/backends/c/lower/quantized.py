@@ -1,10 +1,11 @@
 """int8 lowerings: the burnedge-domain ops of `burnedge/ops/quantized.py` and ONNX QuantizeLinear/DequantizeLinear.
 
 Everything that depends only on constants is computed here, once: weights repacked as int16-pair A panels (QConv)
-or int8-pair B panels (QMatMul), the input zero point folded into QConv's bias (``bias - x_zp * sum(w)``, wrapping
-int32 like the kernel's sums), and the requantisation parameters normalised (`rq_params`, the rule of qgemm.h:
-degenerate multipliers and shifts replaced by equivalent ones, and the accumulator clamp ``lim``). Kernels are in
-kernels/qgemm.c, qconv.c, qelementwise.c and qpool.c.
+or int8-pair B panels (QMatMul), the same on every target; the input zero point folded into QConv's and QMatMul's
+bias (``bias - x_zp * sum(w)``, wrapping int32 like the kernel's sums, so the kernels read raw int8 activations:
+the ARM sdot tile needs them in int8); and the requantisation parameters normalised (`rq_params`, the rule of
+qgemm.h: degenerate multipliers and shifts replaced by equivalent ones, and the accumulator clamp ``lim``). Kernels
+are in kernels/qgemm.c, qconv.c, qelementwise.c and qpool.c.
 """
 
 from __future__ import annotations
@@ -97,9 +98,9 @@ def _qconv_scratch(graph: Graph, node: Node) -> int:
         hp = (oh - 1) * sh + (kh - 1) * dh + 1
         return (MAX_THREADS * ((hp + 1) * sw * row + 16) + 64) * 4
     k = c // g * kh * kw
-    k2 = (k + 1) // 2
+    k2, k4 = (k + 1) // 2, (k + 3) // 4
     nb = max(1, min(16, 16384 // (k2 * 32)))
-    return MAX_THREADS * (k * QNR + nb * k2 * 32 + 64) + 64
+    return MAX_THREADS * (k * QNR + nb * k4 * 64 + k4 * 24 + 64) + 64  # qconv.h be_qconv_slice
 
 
 def pack_a_pairs(mat: np.ndarray) -> np.ndarray:
@@ -168,12 +169,14 @@ def qmatmul(ctx: Ctx, node: Node) -> str:
     ctx.require(ctx.shape(a_name)[-1] == k, "the inner dimensions differ")
     rows = ctx.size(a_name) // max(k, 1)
     key = f"q:mm:{y_name}"
-    epi = _epi(ctx, key, node, bias.astype(np.int64).reshape(n) if bias is not None else None, n, True,
-               int(attr(node, "y_zero_point", 0)))  # fmt: skip
-    bp = ctx.pack(f"{key}:b", pack_b_pairs(b.astype(np.int8)))
     azp = int(attr(node, "a_zero_point", 0))
+    bias = bias.astype(np.int64).reshape(n) if bias is not None else None
+    if azp:  # sum (a - a_zp) * b = sum a * b - a_zp * colsum(b): A stays raw int8 (the sdot tile's quads)
+        bias = _wrap32((0 if bias is None else bias) - azp * b.astype(np.int64).sum(axis=0)).astype(np.int64)
+    epi = _epi(ctx, key, node, bias, n, True, int(attr(node, "y_zero_point", 0)))
+    bp = ctx.pack(f"{key}:b", pack_b_pairs(b.astype(np.int8)))
     a, y = ctx.tensor(a_name), ctx.tensor(y_name)
-    call = f"be_qgemm_i8({rows}, {n}, {k}, {a}, {k}, {azp}, {bp}, {y}, {n}, &ep, {ctx.scratch('int16_t')}, threads);"
+    call = f"be_qgemm_i8({rows}, {n}, {k}, {a}, {k}, 0, {bp}, {y}, {n}, &ep, {ctx.scratch('int16_t')}, threads);"
     return "\n".join(["{", f"  const be_qepi ep = {epi};", f"  {call}", "}"])
 
 
