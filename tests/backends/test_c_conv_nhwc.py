@@ -178,3 +178,33 @@ def test_generated_source_uses_nhwc_kernels():
     src = prepare(model.graph)[1].source
     assert src.count("be_conv_nhwc_f32(") == 3 and src.count("be_dwconv_nhwc_f32(") == 2
     assert src.count("be_conv_wino_f32(") == 1
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+def test_global_pools_read_nhwc(batch):
+    """A conv read only by global pools keeps NHWC; the pools read it channels-last (any of the four spellings)."""
+    c, h, w = 12, 5, 7
+    feeds = {"x": _rand(batch, 3, h, w)}
+    inits = {"w": _rand(c, 3, 3, 3), "b": _rand(c), "w2": _rand(c, 3, 1, 1)}
+    nodes = [
+        _fconv("s", "x", "w", "b", pads=[1, 1, 1, 1]),
+        N("GlobalAveragePool", ["s"], ["ga"]),
+        N("GlobalMaxPool", ["s"], ["gm"]),
+        N("AveragePool", ["s"], ["aa"], kernel_shape=[h, w]),
+        N("MaxPool", ["s"], ["am"], kernel_shape=[h, w]),
+        _fconv("t", "x", "w2", ""),  # read by a pool with a smaller window too: stays NCHW
+        N("GlobalAveragePool", ["t"], ["ta"]),
+        N("AveragePool", ["t"], ["tw"], kernel_shape=[2, 2]),
+    ]
+    outs = ["ga", "gm", "aa", "am", "ta", "tw"]
+    model = _model(nodes, feeds, outs, inits)
+    g = optimize(model.graph.copy())
+    assert nhwc_tensors(g) == {"s"}
+    src = prepare(model.graph)[1].source
+    assert src.count("be_global_avgpool_nhwc_f32(") == 2 and src.count("be_global_maxpool_nhwc_f32(") == 2, src
+    _check(model, feeds, outs)
+    feeds["x"][0, 1, 2, 3] = np.nan  # the max keeps a NaN like the reference
+    got = burnedge.Session(model, backend="c").run(feeds)["gm"]
+    want = burnedge.Session(model).run(feeds)["gm"]
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    assert np.isnan(want).any()

@@ -28,6 +28,7 @@ from ....ops.conv import _geo as conv_geometry
 from ....ops.conv_transpose import _ct_geometry
 from . import Ctx, lower
 from .dense import MAX_THREADS, MR, NR, _epi, _gemm_scratch_bytes, _input, _require_f32, pack_a, pack_b
+from .pool import nhwc_global_pool
 
 CONV_OPS = {("", "Conv"), ("burnedge", "FusedConv")}
 
@@ -78,11 +79,15 @@ def _nhwc_capable(graph: Graph, node: Node) -> bool:
 
 def nhwc_tensors(graph: Graph) -> set[str]:
     """Names of the tensors stored channels-last: written by an NHWC-capable conv, read only by such convs as
-    input 0 or residual (input 3), and no graph output."""
+    input 0 or residual (input 3) or by global pools (pool.nhwc_global_pool), and no graph output."""
     capable = {id(n): _nhwc_capable(graph, n) for n in graph.nodes}
+    pools = {id(n) for n in graph.nodes if nhwc_global_pool(graph, n)}
     users: dict[str, list[tuple[Node, bool]]] = {}
     for node in graph.nodes:
         for name in set(node.uses()):
+            if id(node) in pools and name not in node.captures:
+                users.setdefault(name, []).append((node, True))
+                continue
             ok = capable[id(node)] and all(i in (0, 3) for i, x in enumerate(node.inputs) if x == name)
             ok = ok and name not in node.captures
             users.setdefault(name, []).append((node, ok))
