@@ -126,3 +126,12 @@ def test_portable_build(then_dw):
     ins, o, consts = slots(plan)
     cm = CModel(build.build_model(emitted.source, tc), weights_blob(emitted), ins, o, consts, 1)
     _compare(burnedge.Session(model).run(feeds), cm.run(feeds), outs)
+
+
+@pytest.mark.parametrize("act,params", [("Relu", ()), ("Clip", (0.0, 6.0))])
+def test_nan_passes_the_activation(act, params):
+    model, feeds, outs = _stem_model(act=act, params=params, stride=2, hw=(20, 40))
+    feeds["x"][0, 0, 5, 7] = np.nan
+    got, want = burnedge.Session(model, backend="c").run(feeds)["s"], burnedge.Session(model).run(feeds)["s"]
+    assert np.isnan(want).any()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))

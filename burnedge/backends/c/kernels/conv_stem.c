@@ -82,9 +82,10 @@ static void tile_portable(const float *src, const int *toff, long K, const float
 }
 
 #ifdef BE_STEM_AVX2
+/* Relu / Clip; max_ps and min_ps return their second operand when one is NaN, so a NaN passes as in the reference */
 static inline __attribute__((always_inline)) __m256 act8(__m256 v, const int act, float p0, float p1) {
-    if (act == BE_ACT_RELU) return _mm256_max_ps(v, _mm256_setzero_ps());
-    if (act == BE_ACT_CLIP) return _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(p0)), _mm256_set1_ps(p1));
+    if (act == BE_ACT_RELU) return _mm256_max_ps(_mm256_setzero_ps(), v);
+    if (act == BE_ACT_CLIP) return _mm256_min_ps(_mm256_set1_ps(p1), _mm256_max_ps(_mm256_set1_ps(p0), v));
     return v;
 }
 
