@@ -13,9 +13,9 @@
  *     one); a job is one row panel and a range of column panels (all of them unless threads need more jobs), or,
  *     on small planes, one column panel, the jobs going panel by panel (a weight panel meets every row panel
  *     while in cache);
- *  3. the micro-kernel (conv_tile.h) runs the full K loop: per k the weight vectors and one broadcast per pixel
- *     from its base + koff[k]; a full panel on one output row addresses its pixels from one base and a stride, a
- *     1x1 conv read in place needs no koff at all; every output is one dot product in k order, whatever the
+ *  3. the micro-kernel (conv_tile.h: AVX2, NEON or portable) runs the full K loop: per k the weight vectors and
+ *     one broadcast per pixel from its base + koff[k]; a full panel on one output row addresses its pixels from
+ *     one base and a stride, a 1x1 conv read in place needs no koff at all; every output is one dot product in k order, whatever the
  *     thread count;
  *  4. the epilogue is applied in registers: the accumulators start from the bias, then the NHWC residual and the
  *     common activations resolved at compile time, anything else through be_epi8_store; an NCHW output goes
@@ -132,6 +132,16 @@ static inline __attribute__((always_inline)) void run_jobs(const conv_job *q, co
             else if (act != -2)
                 tile_avx2(q->K, koff, base, mr, b, nr, c, ldc, &ep, i0, jc, act, st, 0);
             else
+#elif defined(BE_DENSE_NEON)
+            if (act != -2 && R == 8 && full)
+                tile_neon(q->K, koff, base, mr, b, nr, c, ldc, &ep, i0, jc, act, st, LIN ? 2 : 1, 8);
+            else if (act != -2 && R == 8)
+                tile_neon(q->K, koff, base, mr, b, nr, c, ldc, &ep, i0, jc, act, st, 0, 8);
+            else if (act != -2 && full)
+                tile_neon(q->K, koff, base, mr, b, nr, c, ldc, &ep, i0, jc, act, st, LIN ? 2 : 1, BE_MR);
+            else if (act != -2)
+                tile_neon(q->K, koff, base, mr, b, nr, c, ldc, &ep, i0, jc, act, st, 0, BE_MR);
+            else
 #endif
                 tile_portable(q->K, koff, base, mr, b, nr, c, ldc, &ep, i0, jc);
             if (!q->out_nhwc)
@@ -159,7 +169,7 @@ static void run_act(const conv_job *q, const be_conv_geo *g, const be_epi *e, in
                     const int LIN) {
     switch (act) {
     case -2: run_jobs(q, g, e, t, j0, j1, -2, 0); break;
-#ifdef BE_DENSE_AVX2
+#ifdef BE_DENSE_SIMD
     case BE_ACT_NONE: run_jobs(q, g, e, t, j0, j1, BE_ACT_NONE, LIN); break;
     case BE_ACT_RELU: run_jobs(q, g, e, t, j0, j1, BE_ACT_RELU, LIN); break;
     case BE_ACT_CLIP: run_jobs(q, g, e, t, j0, j1, BE_ACT_CLIP, LIN); break;
@@ -168,7 +178,13 @@ static void run_act(const conv_job *q, const be_conv_geo *g, const be_epi *e, in
     }
 }
 
-static void run_any(const conv_job *q, const be_conv_geo *g, const be_epi *e, int t, long j0, long j1, int act) {
+#ifdef BE_DENSE_NEON
+void be_conv_nhwc_jobs_neon(const conv_job *q, const be_conv_geo *g, const be_epi *e, int t, long j0, long j1, int act);
+#define run_any be_conv_nhwc_jobs_neon /* a symbol of its own: the ARM kernel archives show it */
+#else
+static
+#endif
+void run_any(const conv_job *q, const be_conv_geo *g, const be_epi *e, int t, long j0, long j1, int act) {
     const int lin = g->KH == 1 && g->KW == 1 && q->hp == g->OH && q->wp == g->OW && g->sh == 1 && g->sw == 1;
     if (lin)
         run_act(q, g, e, t, j0, j1, act, 1);

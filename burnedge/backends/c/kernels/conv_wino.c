@@ -14,7 +14,8 @@
  *  4. for each 16-wide panel of output channels, 16 GEMM tiles M_xi = V_xi U_xi (6x16 micro-kernel, sums over c in
  *     order), then the output transform of each block and the epilogue (bias, residual, activation) through
  *     be_epi8_store; outputs past OH or OW are dropped.
- * Every output is the same sum in the same order whatever the thread count.
+ * Every output is the same sum in the same order whatever the thread count. NEON: the same steps on 4-float
+ * vectors (conv_tile.h tile_neon).
  */
 #define BE_DENSE_INTERNAL 1
 #include "conv_tile.h"
@@ -79,6 +80,17 @@ static void transform_in(const wino_call *w, const float *xi, long p, int mr, fl
                 for (int xi_ = 0; xi_ < 16; xi_++) _mm256_storeu_ps(vb + (xi_ * BE_MR + r) * C + c, v[xi_]);
                 continue;
             }
+#elif defined(BE_DENSE_NEON)
+            if (!w->portable) {
+                for (long h = c; h < c + 8; h += 4) {
+                    float32x4_t d[16], v[16];
+                    for (int i = 0; i < 4; i++)
+                        for (int j = 0; j < 4; j++) d[i * 4 + j] = vld1q_f32(base + (i * wp + j) * C + h);
+                    WINO_IN(float32x4_t, vaddq_f32, vsubq_f32);
+                    for (int xi_ = 0; xi_ < 16; xi_++) vst1q_f32(vb + (xi_ * BE_MR + r) * C + h, v[xi_]);
+                }
+                continue;
+            }
 #endif
             for (int l = 0; l < 8; l++) {
                 float d[16], v[16];
@@ -114,6 +126,21 @@ static void transform_out(const wino_call *w, const be_epi *ep, float *yi, long 
                         be_epi8_store(dst, y[a * 2 + b], ep, pix, jc + h, n);
                     }
             } else
+#elif defined(BE_DENSE_NEON)
+            if (!w->portable) {
+                for (int u = 0; u < n; u += 4) {
+                    float32x4_t m[16], y[4];
+                    for (int xi_ = 0; xi_ < 16; xi_++) m[xi_] = vld1q_f32(mb + (xi_ * BE_MR + r) * BE_NR + h + u);
+                    WINO_OUT(float32x4_t, vaddq_f32, vsubq_f32);
+                    for (int a = 0; a < 2; a++)
+                        for (int b = 0; b < 2; b++) {
+                            const long oy = 2 * ty + a, ox = 2 * tx + b, pix = oy * g->OW + ox;
+                            if (oy >= g->OH || ox >= g->OW) continue;
+                            float *dst = w->out_nhwc ? yi + pix * M + jc + h + u : ys[a * 2 + b] + u;
+                            be_epi4_store(dst, y[a * 2 + b], ep, pix, jc + h + u, n - u < 4 ? n - u : 4);
+                        }
+                }
+            } else
 #endif
             {
                 for (int l = 0; l < n; l++) {
@@ -143,6 +170,19 @@ static void transform_out(const wino_call *w, const be_epi *ep, float *yi, long 
     }
 }
 
+#ifdef BE_DENSE_NEON
+/* the 16 products of one panel (a symbol of its own: the ARM kernel archives show it) */
+void be_conv_wino_gemm_neon(long C, const float *vb, const float *ub, long ustride, float *mb);
+void be_conv_wino_gemm_neon(long C, const float *vb, const float *ub, long ustride, float *mb) {
+    const be_epi none = {1.0f, 1.0f, 0, 0, 0, 0, 0, 0, BE_ACT_NONE, 0.0f, 0.0f};
+    for (int xi_ = 0; xi_ < 16; xi_++) { /* rows past mr hold stale patches: computed, never stored */
+        const float *a = vb + xi_ * BE_MR * C, *base[1] = {a};
+        tile_neon(C, 0, base, BE_MR, ub + xi_ * ustride, BE_NR, mb + xi_ * BE_MR * BE_NR, BE_NR, &none, 0, 0,
+                  BE_ACT_NONE, C, 2, BE_MR);
+    }
+}
+#endif
+
 static void wino_thread(const wino_call *w, int t, int nt) {
     const be_conv_geo *g = w->g;
     const long C = w->C, ohw = (long)g->OH * g->OW;
@@ -160,6 +200,13 @@ static void wino_thread(const wino_call *w, int t, int nt) {
         for (long q = 0; q < w->np; q++) {
             const long jc = q * BE_NR;
             const int nr = (int)(w->M - jc < BE_NR ? w->M - jc : BE_NR);
+#ifdef BE_DENSE_NEON
+            if (!w->portable) {
+                be_conv_wino_gemm_neon(C, vb, w->upack + q * BE_NR * C, w->np * BE_NR * C, mb);
+                transform_out(w, &ep, yi, p, mr, jc, nr, mb);
+                continue;
+            }
+#endif
             for (int xi_ = 0; xi_ < 16; xi_++) {
                 const float *a = vb + xi_ * BE_MR * C, *b = w->upack + (xi_ * w->np + q) * BE_NR * C;
                 const float *base[8] = {a, a + C, a + 2 * C, a + 3 * C, a + 4 * C, a + 5 * C, a, a};
