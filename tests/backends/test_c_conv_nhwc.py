@@ -208,3 +208,25 @@ def test_global_pools_read_nhwc(batch):
     want = burnedge.Session(model).run(feeds)["gm"]
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     assert np.isnan(want).any()
+
+
+@pytest.mark.parametrize(
+    "act,params",
+    [("Relu", ()), ("Clip", (0.0, 6.0)), ("LeakyRelu", (0.1,)), ("HardSigmoid", (0.2, 0.5)), ("HardSwish", ())],
+)
+def test_nan_passes_the_epilogue(act, params):
+    """A NaN in the input comes out as NaN through every fused activation, as in the reference: the conv tiles
+    (NHWC), a depthwise and a pointwise conv (NCHW output through the tile buffer)."""
+    feeds = {"x": _rand(1, 8, 9, 7)}
+    feeds["x"][0, 3, 4, 2] = np.nan
+    inits = {"w": _rand(16, 8, 3, 3, scale=0.2), "b": _rand(16), "wd": _rand(16, 1, 3, 3), "wp": _rand(5, 16, 1, 1)}
+    nodes = [_fconv("a", "x", "w", "b", pads=[1, 1, 1, 1], act=act, params=params),
+             _fconv("d", "a", "wd", "", pads=[1, 1, 1, 1], group=16, act=act, params=params),
+             _fconv("y", "d", "wp", "", act=act, params=params)]  # fmt: skip
+    model = _model(nodes, feeds, ["y"], inits)
+    want = burnedge.Session(model).run(feeds)["y"]
+    got = burnedge.Session(model, backend="c").run(feeds)["y"]
+    assert np.isnan(want).any() and not np.isnan(want).all()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    assert float(np.abs(got[ok] - want[ok]).max()) <= 1e-5 * float(np.abs(want[ok]).max())

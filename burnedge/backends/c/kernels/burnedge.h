@@ -36,13 +36,20 @@ enum be_act {
     BE_ACT_SIGMOID, BE_ACT_TANH, BE_ACT_GELU
 };
 
+/* a NaN passes every activation, as in the reference (numpy's maximum/minimum): the comparisons are written so */
 static inline float be_activate(float y, int act, float p0, float p1) {
     switch (act) {
-    case BE_ACT_RELU: return y > 0.0f ? y : 0.0f;
+    case BE_ACT_RELU: return y < 0.0f ? 0.0f : y;
     case BE_ACT_CLIP: return y < p0 ? p0 : (y > p1 ? p1 : y);
     case BE_ACT_LEAKY_RELU: return y >= 0.0f ? y : p0 * y;
-    case BE_ACT_HARD_SIGMOID: return fmaxf(0.0f, fminf(1.0f, p0 * y + p1));
-    case BE_ACT_HARD_SWISH: return y * fmaxf(0.0f, fminf(1.0f, y * (1.0f / 6.0f) + 0.5f));
+    case BE_ACT_HARD_SIGMOID: {
+        const float t = p0 * y + p1;
+        return t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
+    }
+    case BE_ACT_HARD_SWISH: {
+        const float t = y * (1.0f / 6.0f) + 0.5f;
+        return y * (t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t));
+    }
     case BE_ACT_SIGMOID: return 1.0f / (1.0f + expf(-y));
     case BE_ACT_TANH: return tanhf(y);
     case BE_ACT_GELU: return 0.5f * y * (1.0f + erff(y * 0.70710678118654752f));

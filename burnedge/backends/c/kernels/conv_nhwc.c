@@ -128,9 +128,11 @@ static inline __attribute__((always_inline)) void run_jobs(const conv_job *q, co
             else if (act != -2 && R == 8)
                 tile8_avx2(q->K, koff, base, mr, b, nr, c, ldc, &ep, i0, jc, act, st, 0);
             else if (act != -2 && full)
-                tile_avx2(q->K, koff, base, mr, b, nr, c, ldc, &ep, i0, jc, act, st, LIN ? 2 : 1);
+                tile_avx2(q->K, koff, base, mr, b, nr, c, ldc, &ep, i0, jc, act, st, LIN ? 2 : 1, 6);
+            else if (act != -2 && mr <= 3)
+                tile_avx2(q->K, koff, base, mr, b, nr, c, ldc, &ep, i0, jc, act, st, 0, 3);
             else if (act != -2)
-                tile_avx2(q->K, koff, base, mr, b, nr, c, ldc, &ep, i0, jc, act, st, 0);
+                tile_avx2(q->K, koff, base, mr, b, nr, c, ldc, &ep, i0, jc, act, st, 0, 6);
             else
 #elif defined(BE_DENSE_NEON)
             if (act != -2 && R == 8 && full)

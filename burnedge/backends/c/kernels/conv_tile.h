@@ -78,9 +78,10 @@ static inline __attribute__((always_inline)) void bias16(const be_epi *e, long j
 static inline __attribute__((always_inline)) void tile_avx2(long K, const int *koff, const float *const *base, int mr,
                                                             const float *b, int nr, float *c, long ldc,
                                                             const be_epi *e, long i0, long j0, const int act,
-                                                            long st, const int MODE) {
+                                                            long st, const int MODE, const int ROWS) {
     /* rows past mr re-read the last row: their results are dropped. MODE 1: rows at base[0] + r*st (a full panel
-     * on one output row: fewer registers), MODE 2: that and koff the identity (1x1 convs read in place) */
+     * on one output row: fewer registers), MODE 2: that and koff the identity (1x1 convs read in place). ROWS 3:
+     * a last panel of at most 3 pixels (a 3x3 plane's second panel) computes only rows 0-2, at half the cost */
     const float *a0 = base[0], *a1 = base[mr > 1 ? 1 : 0], *a2 = base[mr > 2 ? 2 : mr - 1];
     const float *a3 = base[mr > 3 ? 3 : mr - 1], *a4 = base[mr > 4 ? 4 : mr - 1], *a5 = base[mr > 5 ? 5 : mr - 1];
     if (MODE) a1 = a0 + st, a2 = a0 + 2 * st, a3 = a0 + 3 * st, a4 = a0 + 4 * st, a5 = a0 + 5 * st;
@@ -100,22 +101,24 @@ static inline __attribute__((always_inline)) void tile_avx2(long K, const int *k
         av = _mm256_broadcast_ss(a2 + o);
         c20 = _mm256_fmadd_ps(av, b0, c20);
         c21 = _mm256_fmadd_ps(av, b1, c21);
-        av = _mm256_broadcast_ss(a3 + o);
-        c30 = _mm256_fmadd_ps(av, b0, c30);
-        c31 = _mm256_fmadd_ps(av, b1, c31);
-        av = _mm256_broadcast_ss(a4 + o);
-        c40 = _mm256_fmadd_ps(av, b0, c40);
-        c41 = _mm256_fmadd_ps(av, b1, c41);
-        av = _mm256_broadcast_ss(a5 + o);
-        c50 = _mm256_fmadd_ps(av, b0, c50);
-        c51 = _mm256_fmadd_ps(av, b1, c51);
+        if (ROWS > 3) {
+            av = _mm256_broadcast_ss(a3 + o);
+            c30 = _mm256_fmadd_ps(av, b0, c30);
+            c31 = _mm256_fmadd_ps(av, b1, c31);
+            av = _mm256_broadcast_ss(a4 + o);
+            c40 = _mm256_fmadd_ps(av, b0, c40);
+            c41 = _mm256_fmadd_ps(av, b1, c41);
+            av = _mm256_broadcast_ss(a5 + o);
+            c50 = _mm256_fmadd_ps(av, b0, c50);
+            c51 = _mm256_fmadd_ps(av, b1, c51);
+        }
     }
     store_row(c, c00, c01, e, i0, j0, nr, act);
     if (mr > 1) store_row(c + ldc, c10, c11, e, i0 + 1, j0, nr, act);
     if (mr > 2) store_row(c + 2 * ldc, c20, c21, e, i0 + 2, j0, nr, act);
-    if (mr > 3) store_row(c + 3 * ldc, c30, c31, e, i0 + 3, j0, nr, act);
-    if (mr > 4) store_row(c + 4 * ldc, c40, c41, e, i0 + 4, j0, nr, act);
-    if (mr > 5) store_row(c + 5 * ldc, c50, c51, e, i0 + 5, j0, nr, act);
+    if (ROWS > 3 && mr > 3) store_row(c + 3 * ldc, c30, c31, e, i0 + 3, j0, nr, act);
+    if (ROWS > 3 && mr > 4) store_row(c + 4 * ldc, c40, c41, e, i0 + 4, j0, nr, act);
+    if (ROWS > 3 && mr > 5) store_row(c + 5 * ldc, c50, c51, e, i0 + 5, j0, nr, act);
 }
 
 /* 8 rows x 8 columns (one vector), for convs with at most 8 output channels: no half-empty 16-wide panels */

@@ -213,7 +213,7 @@ static void wino_thread(const wino_call *w, int t, int nt) {
 #ifdef BE_DENSE_AVX2
                 if (!w->portable) { /* rows past mr hold stale patches: computed, never stored */
                     tile_avx2(C, 0, base, BE_MR, b, BE_NR, mb + xi_ * BE_MR * BE_NR, BE_NR, &none, 0, 0, BE_ACT_NONE,
-                              C, 2);
+                              C, 2, 6);
                     continue;
                 }
 #endif

@@ -70,8 +70,8 @@ static inline int be_vec_act(int act) { return act <= BE_ACT_HARD_SWISH; }
 static inline __attribute__((always_inline)) __m256 be_act8(__m256 v, int act, float p0, float p1) {
     const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
     switch (act) {
-    case BE_ACT_RELU: return _mm256_max_ps(v, zero);
-    case BE_ACT_CLIP: return _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(p0)), _mm256_set1_ps(p1));
+    case BE_ACT_RELU: return _mm256_max_ps(zero, v); /* max/min return the second operand on NaN: NaN passes */
+    case BE_ACT_CLIP: return _mm256_min_ps(_mm256_set1_ps(p1), _mm256_max_ps(_mm256_set1_ps(p0), v));
     case BE_ACT_LEAKY_RELU:
         return _mm256_blendv_ps(_mm256_mul_ps(v, _mm256_set1_ps(p0)), v, _mm256_cmp_ps(v, zero, _CMP_GE_OQ));
     case BE_ACT_HARD_SIGMOID:
