@@ -230,3 +230,32 @@ def test_nan_passes_the_epilogue(act, params):
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     ok = ~np.isnan(want)
     assert float(np.abs(got[ok] - want[ok]).max()) <= 1e-5 * float(np.abs(want[ok]).max())
+
+
+@pytest.mark.parametrize(
+    "c,hw,k,pads,dil,act,out_nhwc,batch",
+    [
+        (16, (48, 48), 3, [1, 1, 1, 1], 1, "Relu", True, 1),  # mobilenet_v1's 48x48 stride-2 depthwise
+        (24, (29, 33), 3, [1, 1, 1, 1], 1, "Clip", False, 2),  # odd planes, an NCHW output, two images
+        (8, (40, 30), 5, [2, 1, 0, 2], 1, "HardSwish", True, 1),  # 25 taps, asymmetric pads, the generic epilogue
+        (32, (28, 28), 3, [0, 0, 0, 0], 2, "", True, 1),  # dilation, no padding
+    ],
+)
+def test_strided_depthwise_reads_nhwc_in_place(c, hw, k, pads, dil, act, out_nhwc, batch):
+    """conv_dwc.c's band_direct (stride 2, C % 8 == 0, an NHWC input of 28x28 or more): against numpy."""
+    feeds = {"x": _rand(batch, c, *hw)}
+    inits = {"wi": _rand(c, c, 1, 1, scale=0.3), "wd": _rand(c, 1, k, k, scale=0.4), "bd": _rand(c),
+             "wo": _rand(c, c, 1, 1, scale=0.3)}  # fmt: skip
+    params = (0.0, 6.0) if act == "Clip" else ()
+    nodes = [_fconv("xi", "x", "wi", ""),  # writes NHWC for the depthwise
+             _fconv("d", "xi", "wd", "bd", pads=pads, group=c, strides=[2, 2], dilations=[dil, dil], act=act,
+                    params=params)]  # fmt: skip
+    outs = ["d"]
+    if out_nhwc:
+        nodes.append(_fconv("y", "d", "wo", ""))
+        outs = ["y"]
+    model = _model(nodes, feeds, outs, inits)
+    g = optimize(model.graph.copy())
+    assert "xi" in nhwc_tensors(g) and ("d" in nhwc_tensors(g)) == out_nhwc
+    _check(model, feeds, outs)
+    _check(model, feeds, outs, threads=2)
