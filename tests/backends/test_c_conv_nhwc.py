@@ -259,3 +259,23 @@ def test_strided_depthwise_reads_nhwc_in_place(c, hw, k, pads, dil, act, out_nhw
     assert "xi" in nhwc_tensors(g) and ("d" in nhwc_tensors(g)) == out_nhwc
     _check(model, feeds, outs)
     _check(model, feeds, outs, threads=2)
+
+
+@pytest.mark.parametrize(
+    "c,m,hw,batch",
+    [(8, 16, (48, 48), 1), (24, 40, (7, 5), 3), (16, 8, (9, 11), 2), (64, 20, (3, 3), 2), (12, 130, (6, 6), 1)],
+)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_pointwise_convs_read_in_place(c, m, hw, batch, threads):
+    """conv_nhwc.c's run_lin (1x1, NHWC in and out): column tails, 8-row and 3-row tiles, panel-major small planes,
+    images, an NHWC residual, every thread count."""
+    feeds = {"x": _rand(batch, c, *hw)}
+    inits = {"wi": _rand(c, c, 1, 1, scale=0.3), "w1": _rand(m, c, 1, 1, scale=0.3), "b1": _rand(m),
+             "w2": _rand(m, m, 1, 1, scale=0.2), "wo": _rand(4, m, 3, 3, scale=0.2)}  # fmt: skip
+    nodes = [_fconv("xi", "x", "wi", ""),
+             _fconv("p1", "xi", "w1", "b1", act="Relu"),
+             _fconv("p2", "p1", "w2", "", res="p1", act="Clip", params=(-1.0, 1.0)),
+             _fconv("y", "p2", "wo", "", pads=[1, 1, 1, 1])]  # fmt: skip
+    model = _model(nodes, feeds, ["y"], inits)
+    assert {"xi", "p1", "p2"} <= nhwc_tensors(optimize(model.graph.copy()))
+    _check(model, feeds, ["y"], threads=threads)

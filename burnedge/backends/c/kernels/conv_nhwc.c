@@ -167,8 +167,73 @@ static inline __attribute__((always_inline)) void run_jobs(const conv_job *q, co
     }
 }
 
+#ifdef BE_DENSE_AVX2
+/* one tile of a 1x1 conv read in place: rows i0.. (mr of them) at a (pixel i0 + r at a + r*C), column panel qq */
+static inline __attribute__((always_inline)) void lin_tile(const conv_job *q, const be_epi *ep, long C,
+                                                           const float *a, float *y, long i0, int mr, long qq,
+                                                           const int act) {
+    const int R = q->rows;
+    const long K = q->K, M = q->M, jc = qq * BE_NR;
+    const int nr = (int)(M - jc < BE_NR ? M - jc : BE_NR);
+    const float *b = q->wpack + qq * BE_NR * K;
+    const float *base[8] = {a, a, a, a, a, a, a, a}; /* MODE 2 reads base[0] only */
+    if (mr < R)
+        for (int r = 1; r < mr; r++) base[r] = a + r * C; /* rows past mr: row 0 again, not stored */
+    if (R == 8 && mr == 8)
+        tile8_avx2(K, q->koff, base, mr, b, nr, y + jc, M, ep, i0, jc, act, C, 2);
+    else if (R == 8)
+        tile8_avx2(K, q->koff, base, mr, b, nr, y + jc, M, ep, i0, jc, act, C, 0);
+    else if (mr == R)
+        tile_avx2(K, q->koff, base, mr, b, nr, y + jc, M, ep, i0, jc, act, C, 2, 6);
+    else if (mr <= 3)
+        tile_avx2(K, q->koff, base, mr, b, nr, y + jc, M, ep, i0, jc, act, C, 0, 3);
+    else
+        tile_avx2(K, q->koff, base, mr, b, nr, y + jc, M, ep, i0, jc, act, C, 0, 6);
+}
+
+/* A 1x1 conv read in place with an NHWC output (the pointwise convs of MobileNets): pixel i is row x + i*C of a
+ * plain GEMM, so a job is a pointer step. Kept out of line with few live values, so that the compiler holds them
+ * in registers: with small K the generic loop's per-job bookkeeping cost as much as the tiles. Jobs in the same
+ * order as run_jobs: (image, row panel, column block), or (image, column panel, row panel) with pmajor. */
+static __attribute__((noinline)) void run_lin(const conv_job *q, const be_epi *e, long C, long j0, long j1,
+                                              const int act) {
+    const int R = q->rows;
+    const long M = q->M, ohw = q->ohw, mp = q->mp, ncb = q->ncb, np = q->np;
+    long cb = j0 % ncb, p = j0 / ncb % mp, n = j0 / ncb / mp;
+    if (q->pmajor) p = j0 % mp, cb = j0 / mp % ncb, n = j0 / mp / ncb;
+    be_epi ep = *e;
+    if (e->add1) ep.add1 = e->add1 + n * M * ohw;
+    for (long job = j0; job < j1; job++) {
+        const long i0 = p * R;
+        const int mr = (int)(ohw - i0 < R ? ohw - i0 : R);
+        const float *a = q->xp + (n * ohw + i0) * C;
+        float *y = q->y + (n * ohw + i0) * M;
+        const long qa = ncb == 1 ? 0 : np * cb / ncb, qb = ncb == 1 ? np : np * (cb + 1) / ncb;
+        for (long qq = qa; qq < qb; qq++) lin_tile(q, &ep, C, a, y, i0, mr, qq, act);
+        const long n0 = n;
+        if (q->pmajor) {
+            if (++p == mp) p = 0, cb = cb + 1 == ncb ? (n++, 0) : cb + 1;
+        } else if (++cb == ncb) {
+            cb = 0;
+            if (++p == mp) p = 0, n++;
+        }
+        if (n != n0 && e->add1) ep.add1 = e->add1 + n * M * ohw;
+    }
+}
+#endif
+
 static void run_act(const conv_job *q, const be_conv_geo *g, const be_epi *e, int t, long j0, long j1, int act,
                     const int LIN) {
+#ifdef BE_DENSE_AVX2
+    if (LIN && q->out_nhwc && act != -2) {
+        switch (act) {
+        case BE_ACT_NONE: run_lin(q, e, g->C, j0, j1, BE_ACT_NONE); return;
+        case BE_ACT_RELU: run_lin(q, e, g->C, j0, j1, BE_ACT_RELU); return;
+        case BE_ACT_CLIP: run_lin(q, e, g->C, j0, j1, BE_ACT_CLIP); return;
+        default: run_lin(q, e, g->C, j0, j1, -1); return;
+        }
+    }
+#endif
     switch (act) {
     case -2: run_jobs(q, g, e, t, j0, j1, -2, 0); break;
 #ifdef BE_DENSE_SIMD
