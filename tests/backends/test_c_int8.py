@@ -102,12 +102,14 @@ def test_rq_params_normalisation_matches_requantize():
 
 
 # -- QConv ----------------------------------------------------------------------------------------------------------
-def _qconv(g: G, name: str, x: str, m: int, cg: int, k: tuple, bias=True, xzp=0, yzp=0, rq=None, **attrs) -> str:
+def _qconv(
+    g: G, name: str, x: str, m: int, cg: int, k: tuple, bias=True, xzp=0, yzp=0, rq=None, output=True, **attrs
+) -> str:
     w = g.const(f"{name}_w", _i8(m, cg, *k, lo=-127))
     ins = [x, w]
     if bias:
         ins.append(g.const(f"{name}_b", RNG.integers(-30000, 30000, m).astype(np.int32)))
-    return g.node("QConv", ins, name, x_zero_point=xzp, y_zero_point=yzp, **(rq or _rq(m)), **attrs)
+    return g.node("QConv", ins, name, output=output, x_zero_point=xzp, y_zero_point=yzp, **(rq or _rq(m)), **attrs)
 
 
 def test_qconv_gemm_path():
@@ -173,6 +175,53 @@ def test_qconv_results_do_not_depend_on_threads():
     model, feeds = g.model(), g.feeds()
     for threads in (2, 3):
         _same(g, burnedge.Session(model, backend="c", threads=threads).run(feeds))
+
+
+def _nhwc_chain() -> G:
+    """Convs that keep their activations channels-last between them: every kernel/layout pairing of qconv_nhwc.c."""
+    g = G()
+    x = g.input("x", _i8(2, 5, 11, 9))
+    x1 = g.input("x1", _i8(1, 6, 30))
+    a = _qconv(g, "a", x, 12, 5, (3, 3), pads=[1, 1, 1, 1], xzp=-3, yzp=4, output=False)  # NCHW -> NHWC
+    b = _qconv(g, "b", a, 12, 1, (3, 3), group=12, pads=[1, 2, 0, 1], strides=[2, 1], xzp=4, yzp=-2, output=False)
+    c = _qconv(g, "c", b, 20, 12, (1, 1), xzp=-2, yzp=1, output=False)  # NHWC rows read in place
+    d = _qconv(g, "d", c, 9, 20, (1, 1), strides=[2, 2], xzp=1, yzp=0, output=False)  # strided 1x1: gathered
+    e = _qconv(g, "e", c, 9, 20, (3, 2), dilations=[2, 2], pads=[2, 1, 2, 1], strides=[2, 2], xzp=1, output=False)
+    r = g.node("QAdd", [d, e], "r", a_zero_point=0, b_zero_point=0, y_zero_point=5, output=False, **_add_attrs(32))
+    t = g.node("QLut", [r], "t", output=False, table=_i8(256))
+    _qconv(g, "f", t, 9, 1, (3, 3), group=9, pads=[1, 1, 1, 1], xzp=-7, y_min=-20, y_max=90)  # NHWC -> NCHW
+    _qconv(g, "h", t, 3, 9, (2, 2), strides=[1, 2], xzp=-7)  # NHWC -> NCHW through the GEMM
+    g.node("QGlobalAvgPool", [t], "p", zero_point=-7)
+    k = _qconv(g, "k", x1, 13, 6, (5,), pads=[2, 2], xzp=9, output=False)  # 1-D
+    _qconv(g, "l", k, 13, 1, (3,), group=13, pads=[1, 1], strides=[2], xzp=-1)
+    return g
+
+
+def test_qconv_channels_last():
+    """Chains of channels-last convs give the spec's bytes on any thread count; the layout choice is the intended
+    one (an elementwise op ties its operands' layouts; graph outputs and other readers stay NCHW)."""
+    from burnedge.backends.c.lower.quantized import nhwc_int8_tensors
+
+    g = _nhwc_chain()
+    assert nhwc_int8_tensors(g.model().graph) == {"a", "b", "c", "d", "e", "r", "t", "k"}
+    for threads in (1, 3):
+        g.check(threads)
+
+
+def test_nhwc_layout_is_dropped_for_other_readers():
+    """A tensor some NCHW-only op reads stays NCHW, and so do the operands of the elementwise op it comes from."""
+    from burnedge.backends.c.lower.quantized import nhwc_int8_tensors
+
+    g = G()
+    x = g.input("x", _i8(1, 4, 6, 6))
+    a = _qconv(g, "a", x, 8, 4, (1, 1), output=False)
+    b = _qconv(g, "b", x, 8, 4, (3, 3), pads=[1, 1, 1, 1], output=False)
+    r = g.node("QAdd", [a, b], "r", output=False, **_add_attrs(32))
+    g.node("MaxPool", [r], "mp", domain="", kernel_shape=[2, 2])
+    c = _qconv(g, "c", x, 8, 4, (1, 1), output=False)
+    _qconv(g, "d", c, 8, 1, (3, 3), group=8, pads=[1, 1, 1, 1])
+    assert nhwc_int8_tensors(g.model().graph) == {"c"}
+    g.check()
 
 
 # -- QMatMul --------------------------------------------------------------------------------------------------------
@@ -348,7 +397,7 @@ def test_portable_kernels():
     """The kernel library built without its AVX2 paths gives the same bytes."""
     host = build.host_toolchain()
     tc = build.Toolchain(host.cc, (*host.cflags, "-DBURNEDGE_PORTABLE"), host.ldflags, host.ar, "portable")
-    for g in (_chain(), _portable_cases()):
+    for g in (_chain(), _portable_cases(), _nhwc_chain()):
         plan, emitted = prepare(g.model().graph)
         ins, o, consts = slots(plan)
         cm = CModel(build.build_model(emitted.source, tc), weights_blob(emitted), ins, o, consts, 2)

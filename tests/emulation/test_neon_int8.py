@@ -195,5 +195,5 @@ def test_quantized_model_bit_exact_on_arm(tmp_path):
     bundle = matrix.export(float_model(), "int8", tmp_path / "q.bedge", TARGETS, cal)
     b = burnedge.bundle.read(bundle)
     assert not b.manifest["quantization"]["kept_float"]
-    assert all(f"{fn}(" in b.source for fn in ("be_qconv2d_i8", "be_qdwconv2d_i8", "be_qgemm_i8"))
+    assert all(f"{fn}(" in b.source for fn in ("be_qconv_nhwc_i8", "be_qdwconv_nhwc_i8", "be_qgemm_i8"))
     _check(bundle, "float_model", "int8")

@@ -56,4 +56,42 @@ static inline long be_qdwconv_scratch(const be_qconv_geo *g) {
     return (long)BE_Q_MAX_THREADS * be_qdwconv_plane(g) + 64;
 }
 
+/* Channels-last QConv (qconv_nhwc.c), flags: 1 = input NHWC, 2 = output NHWC (else NCHW).
+ * One group: bpack holds the weights as B panels (qgemm.h) of the (KH*KW*C) x M matrix, k ordered (ky, kx, c);
+ * the epilogue is per column (channel), the -x_zp * sum(w) term folded into its bias. scratch: be_qconv_nhwc_scratch
+ * bytes. */
+void be_qconv_nhwc_i8(const int8_t *x, const int8_t *bpack, int8_t *y, const be_qepi *e, const be_qconv_geo *g,
+                      int flags, int32_t x_zp, int8_t *scratch, int threads);
+static inline long be_qconv_nhwc_slice(long K, long M) {
+    return (BE_QMR * K + 64 + BE_QMR * M + 64 + be_qgemm_panel_bytes(K) + 63) / 64 * 64;
+}
+static inline long be_qconv_nhwc_hp(const be_qconv_geo *g) {
+    return (long)(g->OH - 1) * g->sh + (long)(g->KH - 1) * g->dh + 1;
+}
+static inline long be_qconv_nhwc_wp(const be_qconv_geo *g) {
+    return (long)(g->OW - 1) * g->sw + (long)(g->KW - 1) * g->dw + 1;
+}
+/* the padded channels-last copy of one image: [Hp][Wp][C] */
+static inline long be_qconv_nhwc_copy(const be_qconv_geo *g) {
+    return (be_qconv_nhwc_hp(g) * be_qconv_nhwc_wp(g) * g->C + 63) / 64 * 64;
+}
+static inline long be_qconv_nhwc_scratch(const be_qconv_geo *g) {
+    return be_qconv_nhwc_copy(g) + (long)BE_Q_MAX_THREADS * be_qconv_nhwc_slice((long)g->C * g->KH * g->KW, g->M) +
+           64;
+}
+
+/* Depthwise with multiplier 1 (M == C == G, KH*KW <= 512): wf holds the weights as floats [tap][C8] (C8 = C
+ * rounded up to 8, zero-padded), the epilogue's per-channel arrays padded to 16 and its bias the plain bias.
+ * scratch: be_qdw_nhwc_scratch floats. */
+void be_qdwconv_nhwc_i8(const int8_t *x, const float *wf, int8_t *y, const be_qepi *e, const be_qconv_geo *g,
+                        int flags, int32_t x_zp, float *scratch, int threads);
+static inline long be_qdw_nhwc_wp(const be_qconv_geo *g) {
+    return (long)(g->OW - 1) * g->sw + (long)(g->KW - 1) * g->dw + 1;
+}
+/* one thread's band of at most brows output rows */
+static inline long be_qdw_nhwc_slice(const be_qconv_geo *g, long brows) {
+    const long rin = (brows - 1) * g->sh + (long)(g->KH - 1) * g->dh + 1;
+    return (rin * be_qdw_nhwc_wp(g) * ((g->C + 7) / 8 * 8) + 15) / 16 * 16;
+}
+
 #endif

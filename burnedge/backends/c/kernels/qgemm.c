@@ -39,18 +39,25 @@ static void tile_portable(long k2, const int16_t *a, const int8_t *b, int mr, in
 static inline __attribute__((always_inline)) void tile_avx2(const int rows, long k2, const int16_t *a, const int8_t *b,
                                                             int nr, int8_t *y, long ldy, const be_qepi *e, long i0,
                                                             long j0) {
-    __m256i acc[BE_QMR][2];
-    for (int r = 0; r < rows; r++) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+    /* named accumulators (an array of them gets spilled to the stack by gcc): 12 + 2 B + 1 broadcast registers */
+    const __m256i z = _mm256_setzero_si256();
+    __m256i c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z, c50 = z,
+            c51 = z;
     const int32_t *ap = (const int32_t *)a;
-    for (long kp = 0; kp < k2; kp++) {
+#define QSTEP(R, A0, A1)                                                                                         \
+    if (rows > R) {                                                                                              \
+        const __m256i av = _mm256_set1_epi32(ap[R]);                                                             \
+        A0 = _mm256_add_epi32(A0, _mm256_madd_epi16(av, b0));                                                    \
+        A1 = _mm256_add_epi32(A1, _mm256_madd_epi16(av, b1));                                                    \
+    }
+    for (long kp = 0; kp < k2; kp++, ap += BE_QMR) {
         const __m256i b0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + kp * 32)));
         const __m256i b1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + kp * 32 + 16)));
-        for (int r = 0; r < rows; r++) {
-            const __m256i av = _mm256_set1_epi32(ap[kp * BE_QMR + r]);
-            acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(av, b0));
-            acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(av, b1));
-        }
+        QSTEP(0, c00, c01) QSTEP(1, c10, c11) QSTEP(2, c20, c21) QSTEP(3, c30, c31) QSTEP(4, c40, c41)
+        QSTEP(5, c50, c51)
     }
+#undef QSTEP
+    const __m256i acc[BE_QMR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
     const __m256i zp16 = _mm256_set1_epi16((int16_t)e->zp);
     const __m128i lo = _mm_set1_epi8((int8_t)e->lo), hi = _mm_set1_epi8((int8_t)e->hi);
     be_rqv col0, col1;
@@ -320,7 +327,36 @@ static void pack_a_quads(const int8_t *a, long lda, long K, int mr, int8_t *dst)
 /* rows i0 .. i0+mr-1 of A (minus zp) as one A panel of int16 pairs, zero-padded */
 static void pack_a_rows(const int8_t *a, long lda, long K, int32_t zp, int mr, int16_t *dst) {
     const long k2 = (K + 1) / 2;
-    for (long kp = 0; kp < k2; kp++) {
+    long kp = 0;
+#ifdef BE_Q_AVX2
+    /* 16 k of the 6 rows at a time: each row's 8 int16 pairs (one int32 each) in a vector, a 4x4 int32 transpose
+     * per 128-bit lane, then 8 stores of 8 int32 at 6-int32 steps in kp order: each overwrites the previous one's
+     * 2 junk lanes; the last one's land on pair kp + 8, which the next block or the tail loop writes (the fast path
+     * stops while one more pair follows, so no store leaves the panel) */
+    const __m256i zp16 = _mm256_set1_epi16((int16_t)zp);
+    for (; 2 * kp + 16 <= K && kp + 8 < k2; kp += 8) {
+        __m256i r[8];
+        for (int i = 0; i < 8; i++)
+            r[i] = i < mr ? _mm256_sub_epi16(
+                                _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(a + i * lda + 2 * kp))), zp16)
+                          : _mm256_setzero_si256();
+        const __m256i t0 = _mm256_unpacklo_epi32(r[0], r[1]), t1 = _mm256_unpackhi_epi32(r[0], r[1]);
+        const __m256i t2 = _mm256_unpacklo_epi32(r[2], r[3]), t3 = _mm256_unpackhi_epi32(r[2], r[3]);
+        const __m256i t4 = _mm256_unpacklo_epi32(r[4], r[5]), t5 = _mm256_unpackhi_epi32(r[4], r[5]);
+        const __m256i u0 = _mm256_unpacklo_epi64(t0, t2), u1 = _mm256_unpackhi_epi64(t0, t2);
+        const __m256i u2 = _mm256_unpacklo_epi64(t1, t3), u3 = _mm256_unpackhi_epi64(t1, t3);
+        const __m256i u4 = _mm256_unpacklo_epi64(t4, t4), u5 = _mm256_unpackhi_epi64(t4, t4);
+        const __m256i u6 = _mm256_unpacklo_epi64(t5, t5), u7 = _mm256_unpackhi_epi64(t5, t5);
+        /* u0 = kp {0 | 4} rows 0-3; u4 = kp {0 | 4} rows 4-5 (twice) ... */
+        int32_t *d = (int32_t *)(dst + kp * BE_QMR * 2);
+        const __m256i v[4][2] = {{u0, u4}, {u1, u5}, {u2, u6}, {u3, u7}};
+        for (int j = 0; j < 4; j++) /* in kp order: each store overwrites the previous one's 2 junk lanes */
+            _mm256_storeu_si256((__m256i *)(d + j * 6), _mm256_permute2x128_si256(v[j][0], v[j][1], 0x20));
+        for (int j = 0; j < 4; j++)
+            _mm256_storeu_si256((__m256i *)(d + (j + 4) * 6), _mm256_permute2x128_si256(v[j][0], v[j][1], 0x31));
+    }
+#endif
+    for (; kp < k2; kp++) {
         int16_t *d = dst + kp * BE_QMR * 2;
         for (int r = 0; r < BE_QMR; r++) {
             const long k = 2 * kp;
@@ -377,5 +413,24 @@ void be_qgemm_i8(long M, long N, long K, const int8_t *a, long lda, int32_t a_zp
                 be_qgemm_tile(k2, ap, bpack + q * k2 * 32, mr, nr, y + i0 * ldy + j0, ldy, e, i0, j0);
             }
         }
+    }
+}
+
+void be_qgemm_panel(const int8_t *a, long lda, long K, int mr, long N, const int8_t *bpack, int8_t *y, long ldy,
+                    const be_qepi *e, long i0, void *apanel) {
+    const long k2 = (K + 1) / 2, np = (N + BE_QNR - 1) / BE_QNR;
+#ifdef BE_Q_SDOT
+    pack_a_quads(a, lda, K, mr, (int8_t *)apanel);
+#else
+    pack_a_rows(a, lda, K, 0, mr, (int16_t *)apanel);
+#endif
+    for (long q = 0; q < np; q++) {
+        const long j0 = q * BE_QNR;
+        const int nr = (int)(N - j0 < BE_QNR ? N - j0 : BE_QNR);
+#ifdef BE_Q_SDOT
+        be_qgemm_tile_sdot(k2, (const int8_t *)apanel, bpack + q * k2 * 32, 0, mr, nr, y + j0, ldy, e, i0, j0);
+#else
+        be_qgemm_tile(k2, (const int16_t *)apanel, bpack + q * k2 * 32, mr, nr, y + j0, ldy, e, i0, j0);
+#endif
     }
 }

@@ -84,6 +84,23 @@ void be_qglobal_avgpool_i8(const int8_t *x, int8_t *y, long nc, long size, int32
     }
 }
 
+/* channels-last: int32 sums of 256 channels at a time along the pixels (exact below 2^23 pixels) */
+void be_qglobal_avgpool_nhwc_i8(const int8_t *x, int8_t *y, long n, long size, long c, int32_t zp) {
+    int32_t acc[256];
+    for (long i = 0; i < n; i++)
+        for (long c0 = 0; c0 < c; c0 += 256) {
+            const long w = c - c0 < 256 ? c - c0 : 256;
+            const int8_t *xi = x + i * size * c + c0;
+            for (long k = 0; k < w; k++) acc[k] = 0;
+            for (long p = 0; p < size; p++)
+                for (long k = 0; k < w; k++) acc[k] += xi[p * c + k];
+            for (long k = 0; k < w; k++) {
+                const int64_t s = (int64_t)acc[k] - (int64_t)zp * size;
+                y[i * c + c0 + k] = size > 0 ? clamp8(zp + be_round_div(s, size)) : (int8_t)zp;
+            }
+        }
+}
+
 /* round_div(a, n) for 0 <= a < 2^53, 0 < n < 2^53: a double quotient corrected to the exact floor */
 static inline int64_t div_pos(int64_t a, int64_t n) {
     const int64_t num = a + n / 2;

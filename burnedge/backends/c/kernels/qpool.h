@@ -17,6 +17,9 @@ void be_qavgpool2d_i8(const int8_t *x, int8_t *y, long nc, int ih, int iw, int o
 
 void be_qglobal_avgpool_i8(const int8_t *x, int8_t *y, long nc, long size, int32_t zp, int threads);
 
+/* the same on a channels-last input (N, size, C): y[n*C + c] from x[(n*size + i)*C + c] */
+void be_qglobal_avgpool_nhwc_i8(const int8_t *x, int8_t *y, long n, long size, long c, int32_t zp);
+
 void be_qsoftmax_i8(const int8_t *x, int8_t *y, long outer, long n, long inner, const int32_t *table, int threads);
 
 /* a / n rounded half away from zero (n > 0), exactly as C's int64 formula of the spec */

@@ -17,7 +17,7 @@ import numpy as np
 from ....ir import Graph, Node
 from . import Ctx, lower
 from .conv import conv_fields
-from .pool import pool_window
+from .pool import _covers_input, pool_window
 from .reduce import attr
 
 QMR, QNR, MAX_THREADS = 6, 16, 4  # qgemm.h: BE_QMR, BE_QNR, BE_Q_MAX_THREADS
@@ -74,24 +74,121 @@ def _epi(ctx: Ctx, key: str, node: Node, bias: np.ndarray | None, n: int, per_co
     )
 
 
+# -- channels-last int8 tensors -------------------------------------------------------------------------------------
+ELEMENTWISE = ("QAdd", "QMul", "QLut", "QRequant")
+
+
+def _dw_mult1(f: list[int], w: tuple[int, ...]) -> bool:
+    return w[1] == 1 and f[5] > 1 and f[4] == f[1] == f[5] and f[6] * f[7] <= DW_MAX_TAPS
+
+
+def _nhwc_conv(graph: Graph, node: Node) -> bool:
+    """A QConv the channels-last kernels run (qconv_nhwc.c): constant weights, 1-D/2-D, one group or depthwise
+    with multiplier 1."""
+    if (node.op.domain, node.op_type) != ("burnedge", "QConv") or not node.inputs[1]:
+        return False
+    if not graph.values[node.inputs[1]].is_const:
+        return False
+    f = conv_fields(graph, node)
+    return f is not None and (f[5] == 1 or _dw_mult1(f, graph.values[node.inputs[1]].shape))
+
+
+def _nhwc_pool(graph: Graph, node: Node) -> bool:
+    """An int8 average pool whose one window is the whole input (it reads a channels-last input too)."""
+    if node.op.domain != "burnedge" or node.op_type not in ("QGlobalAvgPool", "QAvgPool"):
+        return False
+    shape = tuple(graph.values[node.inputs[0]].shape)
+    if len(shape) not in (3, 4) or 0 in shape:
+        return False
+    return node.op_type == "QGlobalAvgPool" or _covers_input(shape, node)
+
+
+def _layout_free(graph: Graph, node: Node) -> bool:
+    """An elementwise int8 op whose operands all have the output's shape: it works on bytes in any layout."""
+    if node.op.domain != "burnedge" or node.op_type not in ELEMENTWISE or node.captures:
+        return False
+    out = tuple(graph.values[node.outputs[0]].shape)
+    return all(tuple(graph.values[i].shape) == out for i in node.inputs if i)
+
+
+def nhwc_int8_tensors(graph: Graph) -> set[str]:
+    """Names of the int8 tensors stored channels-last (N, H, W, C; N, L, C in 1-D).
+
+    1. candidates: rank-3/4 int8 outputs of channels-last QConvs and of layout-free elementwise ops, no graph
+       output, every reader a channels-last QConv (as input 0), a whole-input average pool or a layout-free op;
+    2. a layout-free op keeps its operands and its output in one layout: while one of them is not a candidate,
+       drop them all (a fixed point: candidates only ever leave).
+    """
+    conv = {id(n) for n in graph.nodes if _nhwc_conv(graph, n)}
+    pool = {id(n) for n in graph.nodes if _nhwc_pool(graph, n)}
+    free = [n for n in graph.nodes if _layout_free(graph, n)]
+    free_ids = {id(n) for n in free}
+    readers_ok: dict[str, bool] = {}
+    for node in graph.nodes:
+        for i, name in enumerate(node.inputs):
+            if not name:
+                continue
+            ok = (id(node) in conv and i == 0 and name not in node.inputs[1:]) or id(node) in free_ids
+            ok = ok or (id(node) in pool and i == 0)
+            readers_ok[name] = readers_ok.get(name, True) and ok
+        for name in node.captures:
+            readers_ok[name] = False
+    outs = set(graph.outputs)
+    found = set()
+    for node in graph.nodes:
+        if id(node) in conv or id(node) in free_ids:
+            y = node.outputs[0]
+            v = graph.values[y]
+            if y not in outs and readers_ok.get(y) and v.dtype == np.int8 and len(v.shape) in (3, 4):
+                found.add(y)
+    changed = True
+    while changed:
+        changed = False
+        for node in free:
+            group = [n for n in (*node.inputs, node.outputs[0]) if n]
+            if any(n not in found for n in group) and any(n in found for n in group):
+                found.difference_update(group)
+                changed = True
+    return found
+
+
 # -- QConv ----------------------------------------------------------------------------------------------------------
-def _qconv_geo(graph: Graph, node: Node) -> tuple[str, list[int]] | None:
-    """(kind "dw" or "gemm", be_qconv_geo fields), None for shapes the kernels do not take."""
+def _qconv_geo(graph: Graph, node: Node) -> tuple[str, list[int], int] | None:
+    """(kind, be_qconv_geo fields, NHWC flags), None for shapes the kernels do not take. Kinds: "dwc" (channels-last
+    depthwise, multiplier 1), "nhwc" (channels-last implicit GEMM, one group), "dw" (per-plane depthwise, other
+    multipliers), "gemm" (im2col + GEMM, any group)."""
     fields = conv_fields(graph, node)
     if fields is None:
         return None
     w = graph.values[node.inputs[1]].shape
     group, kernel = fields[5], fields[6:8]
+    flags = 0
+    if _nhwc_conv(graph, node):
+        nhwc = nhwc_int8_tensors(graph)
+        flags = (1 if node.inputs[0] in nhwc else 0) | (2 if node.outputs[0] in nhwc else 0)
+        if _dw_mult1(fields, w):
+            return "dwc", fields, flags
+        if flags:
+            return "nhwc", fields, flags
     dw = w[1] == 1 and group > 1 and group == fields[1] and kernel[0] * kernel[1] <= DW_MAX_TAPS
-    return ("dw" if dw else "gemm"), fields
+    return ("dw" if dw else "gemm"), fields, flags
 
 
 def _qconv_scratch(graph: Graph, node: Node) -> int:
     info = _qconv_geo(graph, node)
     if info is None:
         return 0
-    kind, f = info
+    kind, f, _ = info
     n, c, h, wd, m, g, kh, kw, sh, sw, dh, dwl, ph, pw, oh, ow = f
+    if kind == "dwc":  # qconv.h: be_qdw_nhwc_slice with a band of every output row
+        wp = (ow - 1) * sw + (kw - 1) * dwl + 1
+        rin = (oh - 1) * sh + (kh - 1) * dh + 1
+        return (MAX_THREADS * (-(-(rin * wp * (-(-c // 8) * 8)) // 16) * 16) + 64) * 4
+    if kind == "nhwc":  # qconv.h: be_qconv_nhwc_scratch
+        k = c * kh * kw
+        panel = (k + 3) // 4 * 2 * QMR * 4 + 64
+        copy = -(-(((oh - 1) * sh + (kh - 1) * dh + 1) * ((ow - 1) * sw + (kw - 1) * dwl + 1) * c) // 64) * 64
+        return copy + MAX_THREADS * (-(-(QMR * k + 64 + QMR * m + 64 + panel) // 64) * 64) + 64
     if kind == "dw":
         wp = (ow - 1) * sw + (kw - 1) * dwl + 1
         row = max(-(-wp // sw), (ow + 7) // 8 * 8 + (kw - 1) * dwl // sw + 8)
@@ -125,7 +222,7 @@ def qconv(ctx: Ctx, node: Node) -> str:
     _require_i8(ctx, [x_name, w_name, y_name])
     info = _qconv_geo(ctx.graph, node)
     ctx.require(info is not None, "only 1-D and 2-D convolutions are supported")
-    kind, f = info
+    kind, f, flags = info
     w = ctx.const(w_name)
     ctx.require(w is not None, "the weights must be constant")
     bias = ctx.const(b_name) if b_name else None
@@ -136,18 +233,29 @@ def qconv(ctx: Ctx, node: Node) -> str:
     wm = w.astype(np.int64).reshape(m, -1)
     geo = "static const be_qconv_geo geo = {" + ", ".join(map(str, f)) + "};"
     x, y = ctx.tensor(x_name), ctx.tensor(y_name)
-    if kind == "dw":
+    if kind in ("dw", "dwc"):
         b = bias.astype(np.int64).reshape(m) if bias is not None else None
-        epi = _epi(ctx, key, node, b, m, False, yzp)
-        wf = ctx.pack(f"{key}:wf", wm.astype(np.float32))
-        call = f"be_qdwconv2d_i8({x}, {wf}, {y}, &ep, &geo, {xzp}, {ctx.scratch('float')}, threads);"
+        epi = _epi(ctx, key, node, b, m, kind == "dwc", yzp)  # dwc: channel arrays padded to 16
+        if kind == "dwc":  # [tap][C8]
+            c8 = -(-m // 8) * 8
+            wf = ctx.pack(f"{key}:wf", np.pad(wm.T, ((0, 0), (0, c8 - m))).astype(np.float32))
+            call = f"be_qdwconv_nhwc_i8({x}, {wf}, {y}, &ep, &geo, {flags}, {xzp}, {ctx.scratch('float')}, threads);"
+        else:
+            wf = ctx.pack(f"{key}:wf", wm.astype(np.float32))
+            call = f"be_qdwconv2d_i8({x}, {wf}, {y}, &ep, &geo, {xzp}, {ctx.scratch('float')}, threads);"
     else:
         b = bias.astype(np.int64).reshape(m) if bias is not None else np.zeros(m, np.int64)
         b = _wrap32(b - xzp * wm.sum(axis=1))  # padding and inputs both read raw: fold -x_zp * sum(w) in
-        epi = _epi(ctx, key, node, b, m, False, yzp)
-        mats = wm.reshape(g, m // g, -1)
-        wk = ctx.pack(f"{key}:w", np.concatenate([pack_a_pairs(mg) for mg in mats]))
-        call = f"be_qconv2d_i8({x}, {wk}, {y}, &ep, &geo, {xzp}, {ctx.scratch('int8_t')}, threads);"
+        if kind == "nhwc":  # B panels of the (KH*KW*C) x M matrix, k ordered (ky, kx, c)
+            epi = _epi(ctx, key, node, b, m, True, yzp)
+            wk_t = w.astype(np.int8).reshape(m, f[1], f[6], f[7]).transpose(2, 3, 1, 0).reshape(-1, m)
+            wk = ctx.pack(f"{key}:wb", pack_b_pairs(wk_t))
+            call = f"be_qconv_nhwc_i8({x}, {wk}, {y}, &ep, &geo, {flags}, {xzp}, {ctx.scratch('int8_t')}, threads);"
+        else:
+            epi = _epi(ctx, key, node, b, m, False, yzp)
+            mats = wm.reshape(g, m // g, -1)
+            wk = ctx.pack(f"{key}:w", np.concatenate([pack_a_pairs(mg) for mg in mats]))
+            call = f"be_qconv2d_i8({x}, {wk}, {y}, &ep, &geo, {xzp}, {ctx.scratch('int8_t')}, threads);"
     return "\n".join(["{", f"  {geo}", f"  const be_qepi ep = {epi};", f"  {call}", "}"])
 
 
@@ -281,6 +389,9 @@ def _qglobal(ctx: Ctx, x: str, y: str, zp: int) -> str:
     nc = shape[0] * shape[1]
     if nc == 0:
         return "/* empty */"
+    if x in nhwc_int8_tensors(ctx.graph):  # (N, H, W, C) in the arena
+        size = ctx.size(x) // nc
+        return f"be_qglobal_avgpool_nhwc_i8({ctx.tensor(x)}, {ctx.tensor(y)}, {shape[0]}, {size}, {shape[1]}, {zp});"
     return f"be_qglobal_avgpool_i8({ctx.tensor(x)}, {ctx.tensor(y)}, {nc}, {ctx.size(x) // nc}, {zp}, threads);"
 
 
