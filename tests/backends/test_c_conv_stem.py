@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 
 import burnedge
 from burnedge.backends.c import build, prepare, slots
@@ -15,21 +15,9 @@ from burnedge.backends.c.lower.conv import _plan
 from burnedge.backends.c.runtime import CModel
 from burnedge.passes import optimize
 
-RNG = np.random.default_rng(7)
+from .test_c_conv_nhwc import _model, _rand  # the graph builders of the NHWC conv tests
+
 N = helper.make_node
-
-
-def _rand(*shape, scale=1.0) -> np.ndarray:
-    return (RNG.standard_normal(shape) * scale).astype(np.float32)
-
-
-def _model(nodes, feeds: dict, outs: list[str], inits: dict) -> burnedge.Model:
-    vi = helper.make_tensor_value_info
-    ins = [vi(k, TensorProto.FLOAT, v.shape) for k, v in feeds.items()]
-    o = [vi(k, TensorProto.UNDEFINED, None) for k in outs]
-    g = helper.make_graph(nodes, "g", ins, o, [numpy_helper.from_array(a, n) for n, a in inits.items()])
-    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("burnedge", 1)]
-    return burnedge.load(helper.make_model(g, opset_imports=opsets))
 
 
 def _stem_model(

@@ -136,6 +136,36 @@ static inline __attribute__((always_inline)) void chan8(const float *buf, long w
     }
 }
 
+/* four output pixels of a 3x3 stride-1 row: the input rows start at r, r + rs, r + 2*rs, consecutive pixels `cs`
+ * floats apart; each input column is loaded once and meets the (up to 3) pixels that read it; taps in order */
+static inline __attribute__((always_inline)) void four3x3(const float *r, long rs, long cs, const __m256 *wv,
+                                                          __m256 *o0, __m256 *o1, __m256 *o2, __m256 *o3) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (int ky = 0; ky < 3; ky++) {
+        const float *q = r + ky * rs;
+        const __m256 k0 = wv[ky * 3], k1 = wv[ky * 3 + 1], k2 = wv[ky * 3 + 2];
+        __m256 x = _mm256_loadu_ps(q);
+        a0 = _mm256_fmadd_ps(k0, x, a0);
+        x = _mm256_loadu_ps(q + cs);
+        a0 = _mm256_fmadd_ps(k1, x, a0);
+        a1 = _mm256_fmadd_ps(k0, x, a1);
+        x = _mm256_loadu_ps(q + 2 * cs);
+        a0 = _mm256_fmadd_ps(k2, x, a0);
+        a1 = _mm256_fmadd_ps(k1, x, a1);
+        a2 = _mm256_fmadd_ps(k0, x, a2);
+        x = _mm256_loadu_ps(q + 3 * cs);
+        a1 = _mm256_fmadd_ps(k2, x, a1);
+        a2 = _mm256_fmadd_ps(k1, x, a2);
+        a3 = _mm256_fmadd_ps(k0, x, a3);
+        x = _mm256_loadu_ps(q + 4 * cs);
+        a2 = _mm256_fmadd_ps(k2, x, a2);
+        a3 = _mm256_fmadd_ps(k1, x, a3);
+        x = _mm256_loadu_ps(q + 5 * cs);
+        a3 = _mm256_fmadd_ps(k2, x, a3);
+    }
+    *o0 = a0, *o1 = a1, *o2 = a2, *o3 = a3;
+}
+
 /* 3x3, stride 1, no dilation: channels c..c+7 of the band's rows, 4 pixels of a row at a time with the 9 tap
  * weights in registers; each input column of a kernel row is loaded once and meets the (up to 3) pixels that read
  * it; the pixels left over go one by one. Taps in order for every pixel (the same sums as chan8). */
@@ -152,29 +182,8 @@ static inline __attribute__((always_inline)) void rows3x3(const float *buf, long
         const long p = p0 + oy * OW;
         long ox = 0;
         for (; ox + 4 <= OW; ox += 4) {
-            __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-            for (int ky = 0; ky < 3; ky++) {
-                const float *r = r0 + ky * rs + ox * c8;
-                const __m256 k0 = wv[ky * 3], k1 = wv[ky * 3 + 1], k2 = wv[ky * 3 + 2];
-                __m256 x = _mm256_loadu_ps(r);
-                a0 = _mm256_fmadd_ps(k0, x, a0);
-                x = _mm256_loadu_ps(r + c8);
-                a0 = _mm256_fmadd_ps(k1, x, a0);
-                a1 = _mm256_fmadd_ps(k0, x, a1);
-                x = _mm256_loadu_ps(r + 2 * c8);
-                a0 = _mm256_fmadd_ps(k2, x, a0);
-                a1 = _mm256_fmadd_ps(k1, x, a1);
-                a2 = _mm256_fmadd_ps(k0, x, a2);
-                x = _mm256_loadu_ps(r + 3 * c8);
-                a1 = _mm256_fmadd_ps(k2, x, a1);
-                a2 = _mm256_fmadd_ps(k1, x, a2);
-                a3 = _mm256_fmadd_ps(k0, x, a3);
-                x = _mm256_loadu_ps(r + 4 * c8);
-                a2 = _mm256_fmadd_ps(k2, x, a2);
-                a3 = _mm256_fmadd_ps(k1, x, a3);
-                x = _mm256_loadu_ps(r + 5 * c8);
-                a3 = _mm256_fmadd_ps(k2, x, a3);
-            }
+            __m256 a0, a1, a2, a3;
+            four3x3(r0 + ox * c8, rs, c8, wv, &a0, &a1, &a2, &a3);
             put8(o + ox * ldo, a0, f, e, p + ox, c, n, act);
             put8(o + (ox + 1) * ldo, a1, f, e, p + ox + 1, c, n, act);
             put8(o + (ox + 2) * ldo, a2, f, e, p + ox + 2, c, n, act);
@@ -205,11 +214,11 @@ static inline __attribute__((always_inline)) void band_avx2(const float *buf, lo
     }
 }
 
-/* ---- reading an NHWC input in place (x86): no padded band copy ------------------------------------------------
+/* ---- reading an NHWC input in place (x86, strided convs): no padded band copy ---------------------------------
  * With C % 8 == 0 the pixels of the input are rows of whole 8-channel vectors, so a pixel whose every tap lies in
  * the image reads the input itself (row stride W*C, column stride C): the interior columns [lo, hi) of a row whose
- * taps all lie in the image go 4 at a time (3x3 stride 1: each input column loaded once, as rows3x3), the border
- * pixels tap by tap, skipping the taps outside the image (a padded tap adds w*0 = 0). Taps in order everywhere. */
+ * taps all lie in the image go BP at a time, the border pixels tap by tap, skipping the taps outside the image (a
+ * padded tap adds w*0 = 0). Taps in order everywhere. */
 
 /* one pixel at the border: only its taps inside the image */
 static inline __attribute__((always_inline)) __m256 pixel_border(const float *x, const be_conv_geo *g,
@@ -233,8 +242,8 @@ static inline __attribute__((always_inline)) __m256 pixel_border(const float *x,
 static inline __attribute__((always_inline)) void band_direct(const float *x, const be_conv_geo *g, const long *xo,
                                                               const float *w, float *out, long ldo,
                                                               const fast_epi *f, const be_epi *e, long oy0, long rows,
-                                                              const int act, const int TAPS, const int K3S1) {
-    const long C = g->C, W = g->W, OW = g->OW, rs = W * C, sx = (long)g->sw * C, p0 = oy0 * OW;
+                                                              const int act, const int TAPS) {
+    const long C = g->C, W = g->W, OW = g->OW, sx = (long)g->sw * C, p0 = oy0 * OW;
     const long reach_x = (long)(g->KW - 1) * g->dw, reach_y = (long)(g->KH - 1) * g->dh;
     long lo = (g->pw + g->sw - 1) / g->sw, hi = W - 1 - reach_x + g->pw >= 0 ? (W - 1 - reach_x + g->pw) / g->sw + 1 : 0;
     if (hi > OW) hi = OW;
@@ -252,40 +261,15 @@ static inline __attribute__((always_inline)) void band_direct(const float *x, co
                 put8(o + ox * ldo, pixel_border(x, g, w, c, oy, ox), f, e, p + ox, c, 8, act);
             const float *r = x + (iy0 * W + a * g->sw - g->pw) * C + c;
             long ox = a;
-            if (K3S1)
-                for (; ox + 4 <= b; ox += 4, r += 4 * C) {
-                    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-                    for (int ky = 0; ky < 3; ky++) {
-                        const float *q = r + ky * rs;
-                        const __m256 k0 = wv[ky * 3], k1 = wv[ky * 3 + 1], k2 = wv[ky * 3 + 2];
-                        __m256 v = _mm256_loadu_ps(q);
-                        a0 = _mm256_fmadd_ps(k0, v, a0);
-                        v = _mm256_loadu_ps(q + C);
-                        a0 = _mm256_fmadd_ps(k1, v, a0), a1 = _mm256_fmadd_ps(k0, v, a1);
-                        v = _mm256_loadu_ps(q + 2 * C);
-                        a0 = _mm256_fmadd_ps(k2, v, a0), a1 = _mm256_fmadd_ps(k1, v, a1), a2 = _mm256_fmadd_ps(k0, v, a2);
-                        v = _mm256_loadu_ps(q + 3 * C);
-                        a1 = _mm256_fmadd_ps(k2, v, a1), a2 = _mm256_fmadd_ps(k1, v, a2), a3 = _mm256_fmadd_ps(k0, v, a3);
-                        v = _mm256_loadu_ps(q + 4 * C);
-                        a2 = _mm256_fmadd_ps(k2, v, a2), a3 = _mm256_fmadd_ps(k1, v, a3);
-                        v = _mm256_loadu_ps(q + 5 * C);
-                        a3 = _mm256_fmadd_ps(k2, v, a3);
-                    }
-                    put8(o + ox * ldo, a0, f, e, p + ox, c, 8, act);
-                    put8(o + (ox + 1) * ldo, a1, f, e, p + ox + 1, c, 8, act);
-                    put8(o + (ox + 2) * ldo, a2, f, e, p + ox + 2, c, 8, act);
-                    put8(o + (ox + 3) * ldo, a3, f, e, p + ox + 3, c, 8, act);
+            for (; ox + BP <= b; ox += BP, r += BP * sx) {
+                __m256 acc[BP];
+                for (int j = 0; j < BP; j++) acc[j] = _mm256_setzero_ps();
+                for (int t = 0; t < (TAPS > 0 ? TAPS : taps); t++) {
+                    const __m256 wt = TAPS > 0 ? wv[t] : _mm256_loadu_ps(w + t * C + c);
+                    for (int j = 0; j < BP; j++) acc[j] = _mm256_fmadd_ps(wt, _mm256_loadu_ps(r + j * sx + xo[t]), acc[j]);
                 }
-            else
-                for (; ox + BP <= b; ox += BP, r += BP * sx) {
-                    __m256 acc[BP];
-                    for (int j = 0; j < BP; j++) acc[j] = _mm256_setzero_ps();
-                    for (int t = 0; t < (TAPS > 0 ? TAPS : taps); t++) {
-                        const __m256 wt = TAPS > 0 ? wv[t] : _mm256_loadu_ps(w + t * C + c);
-                        for (int j = 0; j < BP; j++) acc[j] = _mm256_fmadd_ps(wt, _mm256_loadu_ps(r + j * sx + xo[t]), acc[j]);
-                    }
-                    for (int j = 0; j < BP; j++) put8(o + (ox + j) * ldo, acc[j], f, e, p + ox + j, c, 8, act);
-                }
+                for (int j = 0; j < BP; j++) put8(o + (ox + j) * ldo, acc[j], f, e, p + ox + j, c, 8, act);
+            }
             for (; ox < b; ox++, r += sx) {
                 __m256 acc = _mm256_setzero_ps();
                 for (int t = 0; t < (TAPS > 0 ? TAPS : taps); t++) {
@@ -302,24 +286,24 @@ static inline __attribute__((always_inline)) void band_direct(const float *x, co
 
 static void band_direct_any(const float *x, const be_conv_geo *g, const long *xo, const float *w, float *out, long ldo,
                             const fast_epi *f, const be_epi *e, long oy0, long rows, int act) {
-    const int k3s1 = g->KH == 3 && g->KW == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1;
-    const int t9 = g->KH * g->KW == 9;
-#define BE_DIRECT(A)                                                                                                   \
-    do {                                                                                                               \
-        if (k3s1)                                                                                                      \
-            band_direct(x, g, xo, w, out, ldo, f, e, oy0, rows, A, 9, 1);                                              \
-        else if (t9)                                                                                                   \
-            band_direct(x, g, xo, w, out, ldo, f, e, oy0, rows, A, 9, 0);                                              \
-        else                                                                                                           \
-            band_direct(x, g, xo, w, out, ldo, f, e, oy0, rows, A, 0, 0);                                              \
-    } while (0)
+    const int t9 = g->KH * g->KW == 9; /* 3x3: the tap weights in registers */
     switch (act) {
-    case BE_ACT_NONE: BE_DIRECT(BE_ACT_NONE); break;
-    case BE_ACT_RELU: BE_DIRECT(BE_ACT_RELU); break;
-    case BE_ACT_CLIP: BE_DIRECT(BE_ACT_CLIP); break;
-    default: BE_DIRECT(-1); break;
+    case BE_ACT_NONE:
+        t9 ? band_direct(x, g, xo, w, out, ldo, f, e, oy0, rows, BE_ACT_NONE, 9)
+           : band_direct(x, g, xo, w, out, ldo, f, e, oy0, rows, BE_ACT_NONE, 0);
+        break;
+    case BE_ACT_RELU:
+        t9 ? band_direct(x, g, xo, w, out, ldo, f, e, oy0, rows, BE_ACT_RELU, 9)
+           : band_direct(x, g, xo, w, out, ldo, f, e, oy0, rows, BE_ACT_RELU, 0);
+        break;
+    case BE_ACT_CLIP:
+        t9 ? band_direct(x, g, xo, w, out, ldo, f, e, oy0, rows, BE_ACT_CLIP, 9)
+           : band_direct(x, g, xo, w, out, ldo, f, e, oy0, rows, BE_ACT_CLIP, 0);
+        break;
+    default:
+        t9 ? band_direct(x, g, xo, w, out, ldo, f, e, oy0, rows, -1, 9)
+           : band_direct(x, g, xo, w, out, ldo, f, e, oy0, rows, -1, 0);
     }
-#undef BE_DIRECT
 }
 
 /* one band with the activation resolved at compile time for the common ones */

@@ -13,14 +13,21 @@ from . import Ctx, lower
 from .reduce import attr, kernel
 
 
-def _covers_input(shape: tuple[int, ...], node: Node) -> bool:
-    """Whether a MaxPool / AveragePool node's one window covers its whole (1-D or 2-D) input: a global pool."""
+def _window(shape: tuple[int, ...], node: Node):
+    """(kernel, strides, dilations, the reference's window geometry) of a 1-D/2-D MaxPool / AveragePool node."""
     n_sp = len(shape) - 2
     kern = attr_list(attr(node, "kernel_shape"), n_sp, 1, "kernel_shape")
     strides = attr_list(attr(node, "strides"), n_sp, 1, "strides")
     dil = attr_list(attr(node, "dilations"), n_sp, 1, "dilations")
     auto_pad = attr(node, "auto_pad", "NOTSET") or "NOTSET"
     geo = geometry(shape[2:], kern, strides, dil, attr(node, "pads"), auto_pad, attr(node, "ceil_mode", 0), False)
+    return kern, strides, dil, geo
+
+
+def _covers_input(shape: tuple[int, ...], node: Node) -> bool:
+    """Whether a MaxPool / AveragePool node's one window covers its whole (1-D or 2-D) input: a global pool."""
+    kern, _, _, geo = _window(shape, node)
+    n_sp = len(shape) - 2
     return geo.out == [1] * n_sp and kern == list(shape[2:]) and geo.begin == geo.end == [0] * n_sp
 
 
@@ -79,11 +86,7 @@ def pool_window(ctx: Ctx, node: Node) -> list[int] | str | None:
     shape = ctx.shape(x)
     ctx.require(len(shape) in (3, 4), f"only 1D and 2D pools, not rank {len(shape)}")
     n_sp = len(shape) - 2
-    kern = attr_list(attr(node, "kernel_shape"), n_sp, 1, "kernel_shape")
-    strides = attr_list(attr(node, "strides"), n_sp, 1, "strides")
-    dil = attr_list(attr(node, "dilations"), n_sp, 1, "dilations")
-    auto_pad = attr(node, "auto_pad", "NOTSET") or "NOTSET"
-    geo = geometry(shape[2:], kern, strides, dil, attr(node, "pads"), auto_pad, attr(node, "ceil_mode", 0), False)
+    kern, strides, dil, geo = _window(tuple(shape), node)
     spatial = list(shape[2:])
     nc = shape[0] * shape[1]
     if nc == 0 or ctx.size(y) == 0:
