@@ -245,7 +245,8 @@ static inline __attribute__((always_inline)) void band_direct(const float *x, co
                                                               const int act, const int TAPS) {
     const long C = g->C, W = g->W, OW = g->OW, sx = (long)g->sw * C, p0 = oy0 * OW;
     const long reach_x = (long)(g->KW - 1) * g->dw, reach_y = (long)(g->KH - 1) * g->dh;
-    long lo = (g->pw + g->sw - 1) / g->sw, hi = W - 1 - reach_x + g->pw >= 0 ? (W - 1 - reach_x + g->pw) / g->sw + 1 : 0;
+    const long last = W - 1 - reach_x + g->pw; /* the last padded column a window may start at */
+    long lo = (g->pw + g->sw - 1) / g->sw, hi = last >= 0 ? last / g->sw + 1 : 0;
     if (hi > OW) hi = OW;
     if (lo > hi) lo = hi;
     const int taps = g->KH * g->KW;
@@ -266,7 +267,8 @@ static inline __attribute__((always_inline)) void band_direct(const float *x, co
                 for (int j = 0; j < BP; j++) acc[j] = _mm256_setzero_ps();
                 for (int t = 0; t < (TAPS > 0 ? TAPS : taps); t++) {
                     const __m256 wt = TAPS > 0 ? wv[t] : _mm256_loadu_ps(w + t * C + c);
-                    for (int j = 0; j < BP; j++) acc[j] = _mm256_fmadd_ps(wt, _mm256_loadu_ps(r + j * sx + xo[t]), acc[j]);
+                    for (int j = 0; j < BP; j++)
+                        acc[j] = _mm256_fmadd_ps(wt, _mm256_loadu_ps(r + j * sx + xo[t]), acc[j]);
                 }
                 for (int j = 0; j < BP; j++) put8(o + (ox + j) * ldo, acc[j], f, e, p + ox + j, c, 8, act);
             }
@@ -449,8 +451,8 @@ static BE_AI void band_neon(const float *buf, long wp, long c8, const be_conv_ge
 }
 
 void be_dwconv_nhwc_band_neon(const float *buf, long wp, long c8, const be_conv_geo *g, const long *offs,
-                              const float *w, float *out, long ldo, const fast_epi *f, const be_epi *e, long p0, long p1,
-                              int act);
+                              const float *w, float *out, long ldo, const fast_epi *f, const be_epi *e, long p0,
+                              long p1, int act);
 #define band_fast be_dwconv_nhwc_band_neon /* a symbol of its own: the ARM kernel archives show it */
 void band_fast(const float *buf, long wp, long c8, const be_conv_geo *g, const long *offs, const float *w, float *out,
                long ldo, const fast_epi *f, const be_epi *e, long p0, long p1, int act) {

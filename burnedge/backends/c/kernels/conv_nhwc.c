@@ -15,8 +15,9 @@
  *     while in cache);
  *  3. the micro-kernel (conv_tile.h: AVX2, NEON or portable) runs the full K loop: per k the weight vectors and
  *     one broadcast per pixel from its base + koff[k]; a full panel on one output row addresses its pixels from
- *     one base and a stride, a 1x1 conv read in place needs no koff at all; every output is one dot product in k order, whatever the
- *     thread count;
+ *     one base and a stride, a 1x1 conv read in place needs no koff at all; every output is one dot product in k
+ *     order, whatever the thread count (1x1 convs read in place and written NHWC go through run_lin, a lean
+ *     out-of-line job loop);
  *  4. the epilogue is applied in registers: the accumulators start from the bias, then the NHWC residual and the
  *     common activations resolved at compile time, anything else through be_epi8_store; an NCHW output goes
  *     through a small buffer, stored transposed.

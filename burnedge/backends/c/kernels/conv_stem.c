@@ -7,7 +7,8 @@
  * Algorithm, per image:
  *  1. the input is split once into a zero-padded "phase image": for each channel c, padded row r and column phase
  *     p < sw, the padded columns p, p + sw, p + 2sw, ... one after the other (stride 2: even and odd columns apart,
- *     deinterleaved with AVX2 shuffles); then the input of output pixel ox under tap (c, ky, kx) in output row oy
+ *     deinterleaved with AVX2 shuffles from the input rows); then the input of output pixel ox under tap
+ *     (c, ky, kx) in output row oy
  *     sits at phase offset ox + (kx*dw)/sw of row oy*sh + ky*dh, phase (kx*dw) % sw: consecutive output pixels read
  *     consecutive floats, and a table holds each tap's offset;
  *  2. a tile is 4 output channels x 24 pixels of one output row (12 accumulators); per tap three 8-wide input
@@ -24,10 +25,10 @@
 #define BE_STEM_AVX2 1
 #endif
 
-/* step 1: ph[((c*hp + r)*sw + p)*wq + q] = padded input (c, r, q*sw + p); `row` holds one padded row */
-static void build_phases(const float *x, const be_conv_geo *g, long hp, long wq, float *row, float *ph, int threads) {
-    const long sw = g->sw, wp = wq * sw, hw = (long)g->H * g->W, rows = (long)g->C * hp;
-    (void)threads;
+/* step 1: ph[((c*hp + r)*sw + p)*wq + q] = padded input (c, r, q*sw + p), read straight from the input row (a
+ * copy of it would be read back at once, and loads that straddle its fresh stores stall) */
+static void build_phases(const float *x, const be_conv_geo *g, long hp, long wq, float *ph) {
+    const long sw = g->sw, pw = g->pw, W = g->W, hw = (long)g->H * W, rows = (long)g->C * hp;
     for (long cr = 0; cr < rows; cr++) {
         const long c = cr / hp, r = cr % hp, iy = r - g->ph;
         float *d = ph + cr * sw * wq;
@@ -35,29 +36,45 @@ static void build_phases(const float *x, const be_conv_geo *g, long hp, long wq,
             memset(d, 0, (size_t)(sw * wq) * sizeof(float));
             continue;
         }
-        const float *s = x + c * hw + iy * g->W;
-        float *pr = sw == 1 ? d : row; /* stride 1: the padded row is the phase row */
-        memset(pr, 0, (size_t)g->pw * sizeof(float));
-        memcpy(pr + g->pw, s, (size_t)g->W * sizeof(float));
-        memset(pr + g->pw + g->W, 0, (size_t)(wp - g->pw - g->W) * sizeof(float));
-        if (sw == 1) continue;
+        const float *s = x + c * hw + iy * W;
         long q = 0;
 #ifdef BE_STEM_AVX2
-        if (sw == 2) /* 16 padded columns -> 8 even + 8 odd */
-            for (; q + 8 <= wq; q += 8) {
-                const __m256 a = _mm256_loadu_ps(row + 2 * q), b = _mm256_loadu_ps(row + 2 * q + 8);
+        if (sw == 2) { /* the scalar head up to the first pair inside the row, then 16 columns -> 8 even + 8 odd */
+            for (; q < wq && 2 * q - pw < 0; q++)
+                for (long p = 0; p < 2; p++) {
+                    const long ix = 2 * q + p - pw;
+                    d[p * wq + q] = ix >= 0 && ix < W ? s[ix] : 0.0f;
+                }
+            const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+            for (; q + 8 <= wq; q += 8) { /* past the row's end: masked loads give zeros (the right padding) */
+                const long ix = 2 * q - pw;
+                __m256 a, b;
+                if (ix + 16 <= W) {
+                    a = _mm256_loadu_ps(s + ix), b = _mm256_loadu_ps(s + ix + 8);
+                } else {
+                    const long left = W - ix > 0 ? W - ix : 0;
+                    const __m256i n0 = _mm256_set1_epi32((int)(left < 8 ? left : 8));
+                    const __m256i n1 = _mm256_set1_epi32((int)(left > 8 ? left - 8 : 0));
+                    a = _mm256_maskload_ps(s + ix, _mm256_cmpgt_epi32(n0, lane));
+                    b = _mm256_maskload_ps(s + ix + 8, _mm256_cmpgt_epi32(n1, lane));
+                }
                 const __m256 ev = _mm256_shuffle_ps(a, b, 0x88), od = _mm256_shuffle_ps(a, b, 0xDD);
                 _mm256_storeu_ps(d + q, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8)));
                 _mm256_storeu_ps(d + wq + q, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(od), 0xD8)));
             }
+        }
 #endif
         for (; q < wq; q++)
-            for (long p = 0; p < sw; p++) d[p * wq + q] = row[q * sw + p];
+            for (long p = 0; p < sw; p++) {
+                const long ix = q * sw + p - pw;
+                d[p * wq + q] = ix >= 0 && ix < W ? s[ix] : 0.0f;
+            }
     }
 }
 
 /* one output of the generic epilogue, into its place in y (one image) */
-static inline void put1(float *y, int nhwc, const be_conv_geo *g, const be_epi *e, long oy, long ox, long m, float acc) {
+static inline void put1(float *y, int nhwc, const be_conv_geo *g, const be_epi *e, long oy, long ox, long m,
+                        float acc) {
     const long pix = oy * g->OW + ox, ohw = (long)g->OH * g->OW;
     y[nhwc ? pix * g->M + m : m * ohw + pix] = be_epi_apply(e, acc, pix, m);
 }
@@ -66,7 +83,8 @@ static inline void put1(float *y, int nhwc, const be_conv_geo *g, const be_epi *
 static void store_generic(const float *tb, float *y, int nhwc, const be_conv_geo *g, const be_epi *e, long oy,
                           long x0, long m0) {
     for (int i = 0; i < 4 && m0 + i < g->M; i++)
-        for (long j = 0; j < BE_STEM_PX && x0 + j < g->OW; j++) put1(y, nhwc, g, e, oy, x0 + j, m0 + i, tb[i * BE_STEM_PX + j]);
+        for (long j = 0; j < BE_STEM_PX && x0 + j < g->OW; j++)
+            put1(y, nhwc, g, e, oy, x0 + j, m0 + i, tb[i * BE_STEM_PX + j]);
 }
 
 /* step 2, portable: raw sums of the tile whose pixel 0 reads src + toff[k] */
@@ -186,11 +204,13 @@ static void stem_row(const float *ph, const int *toff, const float *wpack, float
         for (long x0 = 0; x0 < g->OW; x0 += BE_STEM_PX) {
             const float *src = rowsrc + x0;
 #ifdef BE_STEM_AVX2
+            const float *b = e->add0;
+            const long m0 = q * 4;
             switch (act) {
-            case BE_ACT_NONE: tile_avx2(src, toff, K, w, e->add0, y, nhwc, g, e, oy, x0, q * 4, tb, BE_ACT_NONE); continue;
-            case BE_ACT_RELU: tile_avx2(src, toff, K, w, e->add0, y, nhwc, g, e, oy, x0, q * 4, tb, BE_ACT_RELU); continue;
-            case BE_ACT_CLIP: tile_avx2(src, toff, K, w, e->add0, y, nhwc, g, e, oy, x0, q * 4, tb, BE_ACT_CLIP); continue;
-            case -1: tile_avx2(src, toff, K, w, e->add0, y, nhwc, g, e, oy, x0, q * 4, tb, -1); continue;
+            case BE_ACT_NONE: tile_avx2(src, toff, K, w, b, y, nhwc, g, e, oy, x0, m0, tb, BE_ACT_NONE); continue;
+            case BE_ACT_RELU: tile_avx2(src, toff, K, w, b, y, nhwc, g, e, oy, x0, m0, tb, BE_ACT_RELU); continue;
+            case BE_ACT_CLIP: tile_avx2(src, toff, K, w, b, y, nhwc, g, e, oy, x0, m0, tb, BE_ACT_CLIP); continue;
+            case -1: tile_avx2(src, toff, K, w, b, y, nhwc, g, e, oy, x0, m0, tb, -1); continue;
             default: break;
             }
 #endif
@@ -204,8 +224,8 @@ static void conv_stem(const float *x, const float *wpack, float *y, const be_epi
                       float *scratch, int threads, int portable) {
     const long hp = be_conv_stem_hp(g), wq = be_conv_stem_wq(g), ohw = (long)g->OH * g->OW;
     const long img = (long)g->C * hp * g->sw * wq, chw = (long)g->C * g->H * g->W;
-    float *ph = scratch, *row = scratch + img;
-    int *toff = (int *)(row + wq * g->sw + 16);
+    float *ph = scratch;
+    int *toff = (int *)(scratch + img);
     for (int c = 0, k = 0; c < g->C; c++) /* step 1's tap table */
         for (int ky = 0; ky < g->KH; ky++)
             for (int kx = 0; kx < g->KW; kx++, k++) {
@@ -216,7 +236,7 @@ static void conv_stem(const float *x, const float *wpack, float *y, const be_epi
                      e->act <= BE_ACT_CLIP;
     const int act = portable ? -2 : fast ? e->act : -1, nhwc = (flags & BE_OUT_NHWC) != 0;
     for (int n = 0; n < g->N; n++) {
-        build_phases(x + n * chw, g, hp, wq, row, ph, threads);
+        build_phases(x + n * chw, g, hp, wq, ph);
         float *yn = y + n * (long)g->M * ohw;
         be_epi en = *e;
         if (en.add1) en.add1 += n * (long)g->M * ohw;

@@ -148,7 +148,7 @@ def _conv_scratch(graph: Graph, node: Node) -> int:
         hp = (oh - 1) * sh + (kh - 1) * dh + 1
         tiles = -(-ow // STEM_PX) * STEM_PX
         wq = max(tiles + (kw - 1) * dwl // sw + 1, -(-(pw + wd) // sw)) + 1
-        return (c * hp * sw * wq + wq * sw + c * kh * kw + 4 * STEM_PX + 64) * 4
+        return (c * hp * sw * wq + c * kh * kw + 64) * 4
     if kind == "nhwc":  # conv.h: be_conv_nhwc_scratch
         hp = max((oh - 1) * sh + (kh - 1) * dh + 1, ph + h)
         wpad = max((ow - 1) * sw + (kw - 1) * dwl + 1, pw + wd)
