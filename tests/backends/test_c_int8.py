@@ -208,6 +208,28 @@ def test_qconv_channels_last():
         g.check(threads)
 
 
+def _stem_chain() -> G:
+    """Stems on NCHW inputs of 1-5 channels (interleaved copies, im2col rows of K = 9..45 with partial packing blocks),
+    narrow outputs (8 or fewer columns in a GEMM tile), and 3x3 stride-1 depthwise convs on channels-last rows of
+    3..9 pixels (four pixels at a time, then one by one) with whole and partial 8-channel blocks."""
+    g = G()
+    for c, m, hw in ((1, 8, (9, 7)), (2, 5, (8, 8)), (3, 8, (14, 13)), (4, 24, (6, 9)), (5, 12, (7, 17))):
+        x = g.input(f"x{c}", _i8(1, c, *hw))
+        s = _qconv(g, f"s{c}", x, m, c, (3, 3), pads=[1, 1, 1, 1], strides=[2, 2], xzp=c - 3, yzp=2, output=False)
+        d = _qconv(g, f"d{c}", s, m, 1, (3, 3), group=m, pads=[1, 1, 1, 1], xzp=2, yzp=-1, output=False)
+        _qconv(g, f"p{c}", d, m, 1, (3, 3), group=m, pads=[1, 1, 1, 1], xzp=-1, y_min=-60, y_max=100)  # -> NCHW
+    return g
+
+
+def test_stems_narrow_tiles_and_depthwise_rows():
+    from burnedge.backends.c.lower.quantized import nhwc_int8_tensors
+
+    g = _stem_chain()
+    assert {f"s{c}" for c in range(1, 6)} | {f"d{c}" for c in range(1, 6)} <= nhwc_int8_tensors(g.model().graph)
+    for threads in (1, 2):
+        g.check(threads)
+
+
 def test_nhwc_layout_is_dropped_for_other_readers():
     """A tensor some NCHW-only op reads stays NCHW, and so do the operands of the elementwise op it comes from."""
     from burnedge.backends.c.lower.quantized import nhwc_int8_tensors
@@ -397,7 +419,7 @@ def test_portable_kernels():
     """The kernel library built without its AVX2 paths gives the same bytes."""
     host = build.host_toolchain()
     tc = build.Toolchain(host.cc, (*host.cflags, "-DBURNEDGE_PORTABLE"), host.ldflags, host.ar, "portable")
-    for g in (_chain(), _portable_cases(), _nhwc_chain()):
+    for g in (_chain(), _portable_cases(), _nhwc_chain(), _stem_chain()):
         plan, emitted = prepare(g.model().graph)
         ins, o, consts = slots(plan)
         cm = CModel(build.build_model(emitted.source, tc), weights_blob(emitted), ins, o, consts, 2)

@@ -71,9 +71,9 @@ static inline long be_qconv_nhwc_hp(const be_qconv_geo *g) {
 static inline long be_qconv_nhwc_wp(const be_qconv_geo *g) {
     return (long)(g->OW - 1) * g->sw + (long)(g->KW - 1) * g->dw + 1;
 }
-/* the padded channels-last copy of one image: [Hp][Wp][C] */
+/* the padded channels-last copy of one image: [Hp][Wp][C], + 64 bytes the im2col gather may read past it */
 static inline long be_qconv_nhwc_copy(const be_qconv_geo *g) {
-    return (be_qconv_nhwc_hp(g) * be_qconv_nhwc_wp(g) * g->C + 63) / 64 * 64;
+    return (be_qconv_nhwc_hp(g) * be_qconv_nhwc_wp(g) * g->C + 64 + 63) / 64 * 64;
 }
 static inline long be_qconv_nhwc_scratch(const be_qconv_geo *g) {
     return be_qconv_nhwc_copy(g) + (long)BE_Q_MAX_THREADS * be_qconv_nhwc_slice((long)g->C * g->KH * g->KW, g->M) +

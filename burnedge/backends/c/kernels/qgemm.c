@@ -5,7 +5,8 @@
  *  1. 12 ymm int32 accumulators (6 rows x 16 columns); per K pair: two B loads of 16 int8 sign-extended to
  *     int16, one 32-bit broadcast of each row's int16 pair, one madd + add per accumulator. Every product of
  *     int16 values in [-255, 255] x [-128, 127] is exact and pairs sum in int32; accumulators wrap modulo 2^32,
- *     so they equal the exact sum whenever it fits int32 (which the spec requires).
+ *     so they equal the exact sum whenever it fits int32 (which the spec requires). A tile of at most 8 columns
+ *     keeps 6 accumulators and one B load (8-channel stems and the last panel of M % 16 <= 8 columns).
  *  2. Epilogue: + bias (per row or per column), requantise 8 lanes at a time (qgemm.h `be_rq8`), pack to int8
  *     with saturation, clamp to [lo, hi], store the tile's nr columns.
  * QMatMul: jobs are (6-row panel, range of column panels); a job packs its rows of A (minus a_zp) as int16 pairs
@@ -36,9 +37,10 @@ static void tile_portable(long k2, const int16_t *a, const int8_t *b, int mr, in
 }
 
 #ifdef BE_Q_AVX2
-static inline __attribute__((always_inline)) void tile_avx2(const int rows, long k2, const int16_t *a, const int8_t *b,
-                                                            int nr, int8_t *y, long ldy, const be_qepi *e, long i0,
-                                                            long j0) {
+/* NB = 2: 16 columns; NB = 1: at most 8 (narrow outputs, e.g. 8-channel stems: half the work) */
+static inline __attribute__((always_inline)) void tile_avx2(const int rows, const int NB, long k2, const int16_t *a,
+                                                            const int8_t *b, int nr, int8_t *y, long ldy,
+                                                            const be_qepi *e, long i0, long j0) {
     /* named accumulators (an array of them gets spilled to the stack by gcc): 12 + 2 B + 1 broadcast registers */
     const __m256i z = _mm256_setzero_si256();
     __m256i c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z, c50 = z,
@@ -48,11 +50,11 @@ static inline __attribute__((always_inline)) void tile_avx2(const int rows, long
     if (rows > R) {                                                                                              \
         const __m256i av = _mm256_set1_epi32(ap[R]);                                                             \
         A0 = _mm256_add_epi32(A0, _mm256_madd_epi16(av, b0));                                                    \
-        A1 = _mm256_add_epi32(A1, _mm256_madd_epi16(av, b1));                                                    \
+        if (NB > 1) A1 = _mm256_add_epi32(A1, _mm256_madd_epi16(av, b1));                                        \
     }
     for (long kp = 0; kp < k2; kp++, ap += BE_QMR) {
         const __m256i b0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + kp * 32)));
-        const __m256i b1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + kp * 32 + 16)));
+        const __m256i b1 = NB > 1 ? _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + kp * 32 + 16))) : z;
         QSTEP(0, c00, c01) QSTEP(1, c10, c11) QSTEP(2, c20, c21) QSTEP(3, c30, c31) QSTEP(4, c40, c41)
         QSTEP(5, c50, c51)
     }
@@ -66,25 +68,28 @@ static inline __attribute__((always_inline)) void tile_avx2(const int rows, long
         const __m256i *mp = (const __m256i *)(e->mult + j0), *sp = (const __m256i *)(e->shift + j0);
         const __m256i *lp = (const __m256i *)(e->lim + j0);
         col0 = be_rqv_make(_mm256_loadu_si256(mp), _mm256_loadu_si256(sp), _mm256_loadu_si256(lp));
-        col1 = be_rqv_make(_mm256_loadu_si256(mp + 1), _mm256_loadu_si256(sp + 1), _mm256_loadu_si256(lp + 1));
+        if (NB > 1)
+            col1 = be_rqv_make(_mm256_loadu_si256(mp + 1), _mm256_loadu_si256(sp + 1), _mm256_loadu_si256(lp + 1));
         if (e->bias) {
             cb0 = _mm256_loadu_si256((const __m256i *)(e->bias + j0));
-            cb1 = _mm256_loadu_si256((const __m256i *)(e->bias + j0 + 8));
+            if (NB > 1) cb1 = _mm256_loadu_si256((const __m256i *)(e->bias + j0 + 8));
         }
     }
     for (int r = 0; r < rows; r++) {
         __m128i out;
         if (e->per_col) {
-            out = be_rq_pack16(be_rq8(_mm256_add_epi32(acc[r][0], cb0), &col0),
-                               be_rq8(_mm256_add_epi32(acc[r][1], cb1), &col1), zp16, lo, hi);
+            const __m256i t0 = be_rq8(_mm256_add_epi32(acc[r][0], cb0), &col0);
+            out = be_rq_pack16(t0, NB > 1 ? be_rq8(_mm256_add_epi32(acc[r][1], cb1), &col1) : t0, zp16, lo, hi);
         } else {
             const long ch = i0 + r;
             const be_rqv q = be_rqv_bcast(e->mult[ch], e->shift[ch], e->lim[ch]);
             const __m256i bb = _mm256_set1_epi32(e->bias ? e->bias[ch] : 0);
-            out = be_rq_pack16(be_rq8(_mm256_add_epi32(acc[r][0], bb), &q),
-                               be_rq8(_mm256_add_epi32(acc[r][1], bb), &q), zp16, lo, hi);
+            const __m256i t0 = be_rq8(_mm256_add_epi32(acc[r][0], bb), &q);
+            out = be_rq_pack16(t0, NB > 1 ? be_rq8(_mm256_add_epi32(acc[r][1], bb), &q) : t0, zp16, lo, hi);
         }
-        if (nr == BE_QNR) {
+        if (NB == 1 && nr == 8) {
+            _mm_storel_epi64((__m128i *)(y + r * ldy), out);
+        } else if (nr == BE_QNR) {
             _mm_storeu_si128((__m128i *)(y + r * ldy), out);
         } else {
             int8_t t[16];
@@ -301,13 +306,23 @@ void be_qgemm_tile(long k2, const int16_t *a, const int8_t *b, int mr, int nr, i
     return;
 #endif
 #ifdef BE_Q_AVX2
+    if (nr <= 8) {
+        switch (mr) {
+        case 6: tile_avx2(6, 1, k2, a, b, nr, y, ldy, e, i0, j0); return;
+        case 5: tile_avx2(5, 1, k2, a, b, nr, y, ldy, e, i0, j0); return;
+        case 4: tile_avx2(4, 1, k2, a, b, nr, y, ldy, e, i0, j0); return;
+        case 3: tile_avx2(3, 1, k2, a, b, nr, y, ldy, e, i0, j0); return;
+        case 2: tile_avx2(2, 1, k2, a, b, nr, y, ldy, e, i0, j0); return;
+        default: tile_avx2(1, 1, k2, a, b, nr, y, ldy, e, i0, j0); return;
+        }
+    }
     switch (mr) {
-    case 6: tile_avx2(6, k2, a, b, nr, y, ldy, e, i0, j0); return;
-    case 5: tile_avx2(5, k2, a, b, nr, y, ldy, e, i0, j0); return;
-    case 4: tile_avx2(4, k2, a, b, nr, y, ldy, e, i0, j0); return;
-    case 3: tile_avx2(3, k2, a, b, nr, y, ldy, e, i0, j0); return;
-    case 2: tile_avx2(2, k2, a, b, nr, y, ldy, e, i0, j0); return;
-    default: tile_avx2(1, k2, a, b, nr, y, ldy, e, i0, j0); return;
+    case 6: tile_avx2(6, 2, k2, a, b, nr, y, ldy, e, i0, j0); return;
+    case 5: tile_avx2(5, 2, k2, a, b, nr, y, ldy, e, i0, j0); return;
+    case 4: tile_avx2(4, 2, k2, a, b, nr, y, ldy, e, i0, j0); return;
+    case 3: tile_avx2(3, 2, k2, a, b, nr, y, ldy, e, i0, j0); return;
+    case 2: tile_avx2(2, 2, k2, a, b, nr, y, ldy, e, i0, j0); return;
+    default: tile_avx2(1, 2, k2, a, b, nr, y, ldy, e, i0, j0); return;
     }
 #else
     tile_portable(k2, a, b, mr, nr, y, ldy, e, i0, j0);
@@ -324,21 +339,39 @@ static void pack_a_quads(const int8_t *a, long lda, long K, int mr, int8_t *dst)
 }
 #endif
 
-/* rows i0 .. i0+mr-1 of A (minus zp) as one A panel of int16 pairs, zero-padded */
-static void pack_a_rows(const int8_t *a, long lda, long K, int32_t zp, int mr, int16_t *dst) {
+/* rows i0 .. i0+mr-1 of A (minus zp) as one A panel of int16 pairs, zero-padded past K (x86: junk may take the
+ * place of the zeros when kread > K: the bytes a row may be read to; products with the B panels' zero padding stay
+ * 0 and pairs past the panel are not stored) */
+static void pack_a_rows(const int8_t *a, long lda, long K, long kread, int32_t zp, int mr, int16_t *dst) {
     const long k2 = (K + 1) / 2;
     long kp = 0;
+    (void)kread;
 #ifdef BE_Q_AVX2
     /* 16 k of the 6 rows at a time: each row's 8 int16 pairs (one int32 each) in a vector, a 4x4 int32 transpose
      * per 128-bit lane, then 8 stores of 8 int32 at 6-int32 steps in kp order: each overwrites the previous one's
      * 2 junk lanes; the last one's land on pair kp + 8, which the next block or the tail loop writes (the fast path
      * stops while one more pair follows, so no store leaves the panel) */
     const __m256i zp16 = _mm256_set1_epi16((int16_t)zp);
-    for (; 2 * kp + 16 <= K && kp + 8 < k2; kp += 8) {
+    for (; kp < k2; kp += 8) {
+        /* the last (partial) block: copies of the rows' remaining k, padded with zp (so 0 after the subtraction),
+         * transposed into `last`, of which only the pairs left are copied out */
+        const int tail = kp + 8 >= k2, copy = 2 * kp + 16 > kread;
+        int8_t rest[BE_QMR][16];
+        int32_t last[8 * BE_QMR + 8];
+        if (copy) {
+            memset(rest, (int8_t)zp, sizeof rest);
+            const long nk = K - 2 * kp, n8 = nk & ~7L;
+            for (int i = 0; i < mr; i++) { /* 8-byte moves, then bytes: a libc call per row would cost more */
+                const int8_t *src = a + i * lda + 2 * kp;
+                for (long k = 0; k < n8; k += 8) memcpy(rest[i] + k, src + k, 8);
+                for (long k = n8; k < nk; k++) rest[i][k] = src[k];
+            }
+        }
         __m256i r[8];
         for (int i = 0; i < 8; i++)
             r[i] = i < mr ? _mm256_sub_epi16(
-                                _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(a + i * lda + 2 * kp))), zp16)
+                                _mm256_cvtepi8_epi16(_mm_loadu_si128(
+                                    (const __m128i *)(copy ? rest[i] : a + i * lda + 2 * kp))), zp16)
                           : _mm256_setzero_si256();
         const __m256i t0 = _mm256_unpacklo_epi32(r[0], r[1]), t1 = _mm256_unpackhi_epi32(r[0], r[1]);
         const __m256i t2 = _mm256_unpacklo_epi32(r[2], r[3]), t3 = _mm256_unpackhi_epi32(r[2], r[3]);
@@ -348,12 +381,16 @@ static void pack_a_rows(const int8_t *a, long lda, long K, int32_t zp, int mr, i
         const __m256i u4 = _mm256_unpacklo_epi64(t4, t4), u5 = _mm256_unpackhi_epi64(t4, t4);
         const __m256i u6 = _mm256_unpacklo_epi64(t5, t5), u7 = _mm256_unpackhi_epi64(t5, t5);
         /* u0 = kp {0 | 4} rows 0-3; u4 = kp {0 | 4} rows 4-5 (twice) ... */
-        int32_t *d = (int32_t *)(dst + kp * BE_QMR * 2);
+        int32_t *d = tail ? last : (int32_t *)(dst + kp * BE_QMR * 2);
         const __m256i v[4][2] = {{u0, u4}, {u1, u5}, {u2, u6}, {u3, u7}};
         for (int j = 0; j < 4; j++) /* in kp order: each store overwrites the previous one's 2 junk lanes */
             _mm256_storeu_si256((__m256i *)(d + j * 6), _mm256_permute2x128_si256(v[j][0], v[j][1], 0x20));
         for (int j = 0; j < 4; j++)
             _mm256_storeu_si256((__m256i *)(d + (j + 4) * 6), _mm256_permute2x128_si256(v[j][0], v[j][1], 0x31));
+        if (tail) {
+            for (long i = 0; i < (k2 - kp) * 3; i++) memcpy(dst + kp * BE_QMR * 2 + 4 * i, last + 2 * i, 8);
+            kp = k2;
+        }
     }
 #endif
     for (; kp < k2; kp++) {
@@ -395,7 +432,7 @@ void be_qgemm_i8(long M, long N, long K, const int8_t *a, long lda, int32_t a_zp
                     pack_a_quads(a + i0 * lda, lda, K, mr, (int8_t *)ap);
                 else
 #endif
-                    pack_a_rows(a + i0 * lda, lda, K, a_zp, mr, ap);
+                    pack_a_rows(a + i0 * lda, lda, K, K, a_zp, mr, ap);
                 packed = p;
             }
             const long q0 = np * ch / nchunks, q1 = np * (ch + 1) / nchunks;
@@ -416,13 +453,14 @@ void be_qgemm_i8(long M, long N, long K, const int8_t *a, long lda, int32_t a_zp
     }
 }
 
-void be_qgemm_panel(const int8_t *a, long lda, long K, int mr, long N, const int8_t *bpack, int8_t *y, long ldy,
-                    const be_qepi *e, long i0, void *apanel) {
+void be_qgemm_panel(const int8_t *a, long lda, long K, long kread, int mr, long N, const int8_t *bpack, int8_t *y,
+                    long ldy, const be_qepi *e, long i0, void *apanel) {
     const long k2 = (K + 1) / 2, np = (N + BE_QNR - 1) / BE_QNR;
 #ifdef BE_Q_SDOT
+    (void)kread;
     pack_a_quads(a, lda, K, mr, (int8_t *)apanel);
 #else
-    pack_a_rows(a, lda, K, 0, mr, (int16_t *)apanel);
+    pack_a_rows(a, lda, K, kread, 0, mr, (int16_t *)apanel);
 #endif
     for (long q = 0; q < np; q++) {
         const long j0 = q * BE_QNR;

@@ -55,9 +55,10 @@ static inline long be_qgemm_scratch(long K) { return (long)BE_Q_MAX_THREADS * ((
 /* One row panel against every column panel: rows r < mr (<= BE_QMR) of raw int8 A (row r at a + r*lda, K values)
  * times all N columns of B panels `bpack`, to y[r*ldy + c] with the epilogue's channel of column c (per_col) or of
  * row i0 + r. The panel is packed into `apanel` (be_qgemm_panel_bytes(K)) as int16 pairs, or int8 quads for the
- * sdot tile. Used by the channels-last convolutions (qconv_nhwc.c): rows = output pixels, columns = channels. */
-void be_qgemm_panel(const int8_t *a, long lda, long K, int mr, long N, const int8_t *bpack, int8_t *y, long ldy,
-                    const be_qepi *e, long i0, void *apanel);
+ * sdot tile. kread >= K: how far each row may be read (K + 16: whole 16-byte loads past K, no copies of the row
+ * ends). Used by the channels-last convolutions (qconv_nhwc.c): rows = output pixels, columns = channels. */
+void be_qgemm_panel(const int8_t *a, long lda, long K, long kread, int mr, long N, const int8_t *bpack, int8_t *y,
+                    long ldy, const be_qepi *e, long i0, void *apanel);
 static inline long be_qgemm_panel_bytes(long K) { return ((K + 3) / 4) * 2 * BE_QMR * 4 + 64; }
 
 /* ARM (qgemm.c): the int16-pair tile with vmlal_lane_s16 (every NEON target) and, where the compiler has

@@ -187,7 +187,7 @@ def _qconv_scratch(graph: Graph, node: Node) -> int:
     if kind == "nhwc":  # qconv.h: be_qconv_nhwc_scratch
         k = c * kh * kw
         panel = (k + 3) // 4 * 2 * QMR * 4 + 64
-        copy = -(-(((oh - 1) * sh + (kh - 1) * dh + 1) * ((ow - 1) * sw + (kw - 1) * dwl + 1) * c) // 64) * 64
+        copy = -(-(((oh - 1) * sh + (kh - 1) * dh + 1) * ((ow - 1) * sw + (kw - 1) * dwl + 1) * c + 64) // 64) * 64
         return copy + MAX_THREADS * (-(-(QMR * k + 64 + QMR * m + 64 + panel) // 64) * 64) + 64
     if kind == "dw":
         wp = (ow - 1) * sw + (kw - 1) * dwl + 1
