@@ -3,7 +3,10 @@
 For each model and thread count: both engines warm up, then their runs alternate (burnedge, onnxruntime,
 burnedge, ...) so machine noise hits both alike; the table gives the median latency of each and the ratio
 burnedge / onnxruntime (below 1: burnedge is faster). Absolute times on shared machines are noise; the ratio is
-the result.
+the result. With more than one thread the engines alternate in blocks of BLOCK runs: both keep their worker
+threads spinning for a while after a run (OpenMP's and onnxruntime's pools), and on a machine with as many cores
+as threads the other engine's spinning workers would take the cores a run needs; the first runs of a block pay
+for that, the median does not.
 
     python benchmarks/bench_models.py [--models ds_cnn,resnet8] [--threads 1,2] [--runs 50] [--markdown]
 """
@@ -25,6 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.models import suite  # noqa: E402
+
+BLOCK = 10  # runs in a row per engine with more than one thread (see the docstring)
 
 
 def _ort_session(path: Path, threads: int):
@@ -52,14 +57,16 @@ def bench(name: str, threads: int, runs: int, cache: Path) -> dict[str, object]:
         ours.run(feeds)
         theirs.run(names, feeds)
     t_ours, t_theirs = [], []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        ours.run(feeds)
-        t1 = time.perf_counter()
-        theirs.run(names, feeds)
-        t2 = time.perf_counter()
-        t_ours.append(t1 - t0)
-        t_theirs.append(t2 - t1)
+    block = 1 if threads == 1 else BLOCK
+    for _ in range(-(-runs // block)):
+        for _ in range(block):
+            t0 = time.perf_counter()
+            ours.run(feeds)
+            t_ours.append(time.perf_counter() - t0)
+        for _ in range(block):
+            t0 = time.perf_counter()
+            theirs.run(names, feeds)
+            t_theirs.append(time.perf_counter() - t0)
     a, b = statistics.median(t_ours), statistics.median(t_theirs)
     return {
         "model": name,
@@ -87,7 +94,8 @@ def main() -> None:
 
     head = (
         f"{datetime.date.today()}, {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"onnxruntime {onnxruntime.__version__}, median of {a.runs} interleaved runs"
+        f"onnxruntime {onnxruntime.__version__}, median of {a.runs} interleaved runs "
+        f"(in blocks of {BLOCK} with threads > 1)"
     )
     if a.markdown:
         print(f"_{head}_\n")
