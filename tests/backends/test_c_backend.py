@@ -82,6 +82,24 @@ def test_unary_chain_runs_in_place_and_matches():
     assert burnedge.Session(m, backend="c").arena_bytes <= 2 * 128
 
 
+@pytest.mark.parametrize("op", ["Relu", "HardSigmoid", "HardSwish", "Max", "Min"])
+def test_nan_passes_like_the_reference(op):
+    """numpy's maximum / minimum / clip keep a NaN; the generated loops do too (fmaxf and fminf would drop it)."""
+    a = RNG.standard_normal((4, 6)).astype(np.float32)
+    b = RNG.standard_normal((4, 6)).astype(np.float32)
+    a[0, 1] = a[2, 3] = np.nan
+    b[1, 2] = b[2, 3] = np.nan
+    two = op in ("Max", "Min")
+    nodes = [helper.make_node(op, ["a", "b"] if two else ["a"], ["t"]), helper.make_node("Neg", ["t"], ["y"])]
+    inputs = [_vi("a", [4, 6]), _vi("b", [4, 6])] if two else [_vi("a", [4, 6])]
+    feeds = {"a": a, "b": b} if two else {"a": a}
+    model = _model(nodes, inputs, [_vi("y", [4, 6])])
+    want = burnedge.Session(model).run(feeds)["y"]
+    got = burnedge.Session(model, backend="c").run(feeds)["y"]
+    assert np.isnan(want).sum() == (3 if two else 2)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)  # NaN in the same places (assert_allclose checks)
+
+
 def test_integer_and_boolean_ops_are_exact():
     nodes = [
         helper.make_node("Mod", ["a", "b"], ["m"]),

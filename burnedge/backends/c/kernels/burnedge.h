@@ -36,20 +36,19 @@ enum be_act {
     BE_ACT_SIGMOID, BE_ACT_TANH, BE_ACT_GELU
 };
 
+/* max / min / clamp to [0, 1] that keep a NaN (either operand), as numpy's maximum, minimum and clip do */
+static inline float be_maxf(float a, float b) { return (a > b || a != a) ? a : b; }
+static inline float be_minf(float a, float b) { return (a < b || a != a) ? a : b; }
+static inline float be_clamp01(float t) { return t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t); }
+
 /* a NaN passes every activation, as in the reference (numpy's maximum/minimum): the comparisons are written so */
 static inline float be_activate(float y, int act, float p0, float p1) {
     switch (act) {
     case BE_ACT_RELU: return y < 0.0f ? 0.0f : y;
     case BE_ACT_CLIP: return y < p0 ? p0 : (y > p1 ? p1 : y);
     case BE_ACT_LEAKY_RELU: return y >= 0.0f ? y : p0 * y;
-    case BE_ACT_HARD_SIGMOID: {
-        const float t = p0 * y + p1;
-        return t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
-    }
-    case BE_ACT_HARD_SWISH: {
-        const float t = y * (1.0f / 6.0f) + 0.5f;
-        return y * (t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t));
-    }
+    case BE_ACT_HARD_SIGMOID: return be_clamp01(p0 * y + p1);
+    case BE_ACT_HARD_SWISH: return y * be_clamp01(y * (1.0f / 6.0f) + 0.5f);
     case BE_ACT_SIGMOID: return 1.0f / (1.0f + expf(-y));
     case BE_ACT_TANH: return tanhf(y);
     case BE_ACT_GELU: return 0.5f * y * (1.0f + erff(y * 0.70710678118654752f));

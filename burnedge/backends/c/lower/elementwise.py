@@ -16,23 +16,24 @@ import numpy as np
 from ....ir import Graph, Node
 from . import Ctx, ctype, lower
 
-# op -> C expression over its operands {0}, {1}, ... and attributes {alpha} ...; float forms use float math
+# op -> C expression over its operands {0}, {1}, ... and attributes {alpha} ...; float forms use float math, and a
+# NaN passes Relu, Max, Min and the clamps as it does numpy's maximum/minimum/clip (burnedge.h be_maxf ...)
 FLOAT_EXPR: dict[str, str] = {
     "Add": "({0} + {1})", "Sub": "({0} - {1})", "Mul": "({0} * {1})", "Div": "({0} / {1})",
     "Pow": "powf({0}, {1})", "Sqrt": "sqrtf({0})", "Exp": "expf({0})", "Log": "logf({0})", "Neg": "(-{0})",
     "Abs": "fabsf({0})", "Reciprocal": "(1.0f / {0})", "Floor": "floorf({0})", "Ceil": "ceilf({0})",
     "Round": "nearbyintf({0})", "Sign": "(float)(({0} > 0) - ({0} < 0))", "Erf": "erff({0})",
-    "Tanh": "tanhf({0})", "Sigmoid": "(1.0f / (1.0f + expf(-{0})))", "Relu": "({0} > 0 ? {0} : 0.0f)",
+    "Tanh": "tanhf({0})", "Sigmoid": "(1.0f / (1.0f + expf(-{0})))", "Relu": "({0} < 0 ? 0.0f : {0})",
     "Sin": "sinf({0})", "Cos": "cosf({0})", "Softsign": "({0} / (1.0f + fabsf({0})))",
     "LeakyRelu": "({0} >= 0 ? {0} : {alpha}f * {0})",
     "Elu": "({0} >= 0 ? {0} : {alpha}f * (expf({0}) - 1.0f))",
     "Selu": "({gamma}f * ({0} > 0 ? {0} : {alpha}f * (expf({0}) - 1.0f)))",
-    "HardSigmoid": "fmaxf(0.0f, fminf(1.0f, {alpha}f * {0} + {beta}f))",
-    "HardSwish": "({0} * fmaxf(0.0f, fminf(1.0f, {0} * (1.0f / 6.0f) + 0.5f)))",
+    "HardSigmoid": "be_clamp01({alpha}f * {0} + {beta}f)",
+    "HardSwish": "({0} * be_clamp01({0} * (1.0f / 6.0f) + 0.5f))",
     "Softplus": "({0} > 20.0f ? {0} : log1pf(expf({0})))",
     "Gelu": "(0.5f * {0} * (1.0f + erff({0} * 0.70710678118654752f)))",
     "PRelu": "({0} >= 0 ? {0} : {1} * {0})",
-    "Max": "fmaxf({0}, {1})", "Min": "fminf({0}, {1})",
+    "Max": "be_maxf({0}, {1})", "Min": "be_minf({0}, {1})",
 }  # fmt: skip
 INT_EXPR: dict[str, str] = {
     "Add": "({0} + {1})", "Sub": "({0} - {1})", "Mul": "({0} * {1})", "Div": "({1} == 0 ? 0 : {0} / {1})",
