@@ -24,7 +24,7 @@ def _window(shape: tuple[int, ...], node: Node):
     return kern, strides, dil, geo
 
 
-def _covers_input(shape: tuple[int, ...], node: Node) -> bool:
+def covers_input(shape: tuple[int, ...], node: Node) -> bool:
     """Whether a MaxPool / AveragePool node's one window covers its whole (1-D or 2-D) input: a global pool."""
     kern, _, _, geo = _window(shape, node)
     n_sp = len(shape) - 2
@@ -41,7 +41,7 @@ def nhwc_global_pool(graph: Graph, node: Node) -> bool:
     x = graph.values[node.inputs[0]]
     if x.dtype.name != "float32" or len(x.shape) not in (3, 4) or 0 in x.shape:
         return False
-    return node.op_type.startswith("Global") or _covers_input(tuple(x.shape), node)
+    return node.op_type.startswith("Global") or covers_input(tuple(x.shape), node)
 
 
 def _global(ctx: Ctx, node: Node, is_max: bool) -> str:
@@ -91,7 +91,7 @@ def pool_window(ctx: Ctx, node: Node) -> list[int] | str | None:
     nc = shape[0] * shape[1]
     if nc == 0 or ctx.size(y) == 0:
         return None
-    if _covers_input(tuple(shape), node):
+    if covers_input(tuple(shape), node):
         return "global"
     count_pad = bool(attr(node, "count_include_pad", 0))
     lo = [-b for b in geo.begin] if count_pad else [0] * n_sp

@@ -17,7 +17,7 @@ import numpy as np
 from ....ir import Graph, Node
 from . import Ctx, lower
 from .conv import conv_fields
-from .pool import _covers_input, pool_window
+from .pool import covers_input, pool_window
 from .reduce import attr
 
 QMR, QNR, MAX_THREADS = 6, 16, 4  # qgemm.h: BE_QMR, BE_QNR, BE_Q_MAX_THREADS
@@ -100,7 +100,7 @@ def _nhwc_pool(graph: Graph, node: Node) -> bool:
     shape = tuple(graph.values[node.inputs[0]].shape)
     if len(shape) not in (3, 4) or 0 in shape:
         return False
-    return node.op_type == "QGlobalAvgPool" or _covers_input(shape, node)
+    return node.op_type == "QGlobalAvgPool" or covers_input(shape, node)
 
 
 def _layout_free(graph: Graph, node: Node) -> bool:
