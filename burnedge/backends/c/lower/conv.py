@@ -1,10 +1,10 @@
 """Conv, FusedConv and ConvTranspose on the dense kernels, with a channels-last layout between convs.
 
-Layout: a float tensor that one conv writes and only convs read (as their input or fused residual), and that is
-no graph output, lives in the arena as NHWC (N, H, W, C; N, L, C in 1-D) instead of NCHW: nothing else ever sees
-its bytes, and NHWC suits small planes (full 16-wide channel panels, channel-vectorised depthwise, no im2col
-packing of the weights' partner). `nhwc_tensors` decides it from the graph alone, so the scratch callback and
-the lowering agree.
+Layout: a float tensor that one conv writes and only convs read (as their input or fused residual) or global
+pools (a classifier head), and that is no graph output, lives in the arena as NHWC (N, H, W, C; N, L, C in 1-D)
+instead of NCHW: nothing else ever sees its bytes, and NHWC suits small planes (full 16-wide channel panels,
+channel-vectorised depthwise, no im2col packing of the weights' partner). `nhwc_tensors` decides it from the graph
+alone, so the scratch callback and the lowering agree.
 
 Kernels, chosen per node from the constant shapes and those layouts:
 - the NHWC kernels for a conv of one group, or depthwise with multiplier 1, when its input, output or residual is
@@ -13,8 +13,9 @@ Kernels, chosen per node from the constant shapes and those layouts:
   be_conv_nhwc_f32 (implicit GEMM, rows = pixels, weights as B panels, k ordered (ky, kx, c)) or
   be_dwconv_nhwc_f32 (channel-vectorised, weights [tap][C8]); an NCHW input is transposed into their padded
   copy, an NCHW output stored transposed;
-- be_conv_stem_f32 for the first conv of most CNNs: KxK, one group, an NCHW input of at most 4 channels, no
-  residual (vectorised along output pixels, the weights broadcast; weights in groups of 4 output channels);
+- be_conv_stem_f32 for the first conv of most CNNs: KxK, one group, an NCHW input of at most 4 channels, at most
+  8 output channels, no residual (vectorised along output pixels, the weights broadcast; weights in groups of 4
+  output channels);
 - otherwise the NCHW kernels: be_conv2d_f32 (im2col + GEMM, weights as A panels; 1x1 convs read the input in
   place) and be_dwconv2d_f32 (width-vectorised).
 """
@@ -111,8 +112,6 @@ def _winograd(f: list[int]) -> bool:
 
 STEM_PX = 24  # conv_stem.h: BE_STEM_PX, output pixels per tile
 STEM_MAX_C = 4  # conv_stem.c: its tiles pay one load per input float per tap, so only a few input channels
-
-
 STEM_MAX_M = 8  # with more output channels the NHWC tiles' 16-wide weight panels reuse each input load more
 
 
