@@ -18,12 +18,8 @@
  *     buffer and be_epi_apply.
  * Threads split the output rows; every output is the same sum in the same order whatever the thread count.
  */
+#define BE_DENSE_INTERNAL 1 /* gemm.h's AVX2 helpers (BE_DENSE_AVX2, be_act8, be_mask8) */
 #include "conv_stem.h"
-
-#if defined(__AVX2__) && defined(__FMA__) && !defined(BURNEDGE_PORTABLE)
-#include <immintrin.h>
-#define BE_STEM_AVX2 1
-#endif
 
 /* step 1: ph[((c*hp + r)*sw + p)*wq + q] = padded input (c, r, q*sw + p), read straight from the input row (a
  * copy of it would be read back at once, and loads that straddle its fresh stores stall) */
@@ -38,14 +34,13 @@ static void build_phases(const float *x, const be_conv_geo *g, long hp, long wq,
         }
         const float *s = x + c * hw + iy * W;
         long q = 0;
-#ifdef BE_STEM_AVX2
+#ifdef BE_DENSE_AVX2
         if (sw == 2) { /* the scalar head up to the first pair inside the row, then 16 columns -> 8 even + 8 odd */
             for (; q < wq && 2 * q - pw < 0; q++)
                 for (long p = 0; p < 2; p++) {
                     const long ix = 2 * q + p - pw;
                     d[p * wq + q] = ix >= 0 && ix < W ? s[ix] : 0.0f;
                 }
-            const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
             for (; q + 8 <= wq; q += 8) { /* past the row's end: masked loads give zeros (the right padding) */
                 const long ix = 2 * q - pw;
                 __m256 a, b;
@@ -53,10 +48,8 @@ static void build_phases(const float *x, const be_conv_geo *g, long hp, long wq,
                     a = _mm256_loadu_ps(s + ix), b = _mm256_loadu_ps(s + ix + 8);
                 } else {
                     const long left = W - ix > 0 ? W - ix : 0;
-                    const __m256i n0 = _mm256_set1_epi32((int)(left < 8 ? left : 8));
-                    const __m256i n1 = _mm256_set1_epi32((int)(left > 8 ? left - 8 : 0));
-                    a = _mm256_maskload_ps(s + ix, _mm256_cmpgt_epi32(n0, lane));
-                    b = _mm256_maskload_ps(s + ix + 8, _mm256_cmpgt_epi32(n1, lane));
+                    a = _mm256_maskload_ps(s + ix, be_mask8((int)(left < 8 ? left : 8)));
+                    b = _mm256_maskload_ps(s + ix + 8, be_mask8((int)(left > 8 ? left - 8 : 0)));
                 }
                 const __m256 ev = _mm256_shuffle_ps(a, b, 0x88), od = _mm256_shuffle_ps(a, b, 0xDD);
                 _mm256_storeu_ps(d + q, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8)));
@@ -99,14 +92,7 @@ static void tile_portable(const float *src, const int *toff, long K, const float
     }
 }
 
-#ifdef BE_STEM_AVX2
-/* Relu / Clip; max_ps and min_ps return their second operand when one is NaN, so a NaN passes as in the reference */
-static inline __attribute__((always_inline)) __m256 act8(__m256 v, const int act, float p0, float p1) {
-    if (act == BE_ACT_RELU) return _mm256_max_ps(_mm256_setzero_ps(), v);
-    if (act == BE_ACT_CLIP) return _mm256_min_ps(_mm256_set1_ps(p1), _mm256_max_ps(_mm256_set1_ps(p0), v));
-    return v;
-}
-
+#ifdef BE_DENSE_AVX2
 /* 4 channels (one vector each) of 8 pixels px0.. stored channels-last: pixel i gets 4 floats at y + i*M */
 static inline __attribute__((always_inline)) void store_nhwc8(float *y, long M, int n, __m256 a0, __m256 a1, __m256 a2,
                                                               __m256 a3) {
@@ -125,8 +111,7 @@ static inline __attribute__((always_inline)) void store_row8(float *y, int n, __
     if (n >= 8) {
         _mm256_storeu_ps(y, v);
     } else if (n > 0) {
-        const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-        _mm256_maskstore_ps(y, mask, v);
+        _mm256_maskstore_ps(y, be_mask8(n), v);
     }
 }
 
@@ -162,10 +147,10 @@ static inline __attribute__((always_inline)) void tile_avx2(const float *src, co
         return;
     }
     const float p0 = e->p0, p1 = e->p1;
-    c00 = act8(c00, act, p0, p1), c01 = act8(c01, act, p0, p1), c02 = act8(c02, act, p0, p1);
-    c10 = act8(c10, act, p0, p1), c11 = act8(c11, act, p0, p1), c12 = act8(c12, act, p0, p1);
-    c20 = act8(c20, act, p0, p1), c21 = act8(c21, act, p0, p1), c22 = act8(c22, act, p0, p1);
-    c30 = act8(c30, act, p0, p1), c31 = act8(c31, act, p0, p1), c32 = act8(c32, act, p0, p1);
+    c00 = be_act8(c00, act, p0, p1), c01 = be_act8(c01, act, p0, p1), c02 = be_act8(c02, act, p0, p1);
+    c10 = be_act8(c10, act, p0, p1), c11 = be_act8(c11, act, p0, p1), c12 = be_act8(c12, act, p0, p1);
+    c20 = be_act8(c20, act, p0, p1), c21 = be_act8(c21, act, p0, p1), c22 = be_act8(c22, act, p0, p1);
+    c30 = be_act8(c30, act, p0, p1), c31 = be_act8(c31, act, p0, p1), c32 = be_act8(c32, act, p0, p1);
     const long M = g->M, ohw = (long)g->OH * g->OW, pix = oy * g->OW + x0;
     const int n0 = (int)(g->OW - x0), n1 = n0 - 8, n2 = n0 - 16;
     if (nhwc && m0 + 4 <= M) {
@@ -203,7 +188,7 @@ static void stem_row(const float *ph, const int *toff, const float *wpack, float
         const float *w = wpack + q * K * 4;
         for (long x0 = 0; x0 < g->OW; x0 += BE_STEM_PX) {
             const float *src = rowsrc + x0;
-#ifdef BE_STEM_AVX2
+#ifdef BE_DENSE_AVX2
             const float *b = e->add0;
             const long m0 = q * 4;
             switch (act) {
