@@ -279,3 +279,12 @@ def test_pointwise_convs_read_in_place(c, m, hw, batch, threads):
     model = _model(nodes, feeds, ["y"], inits)
     assert {"xi", "p1", "p2"} <= nhwc_tensors(optimize(model.graph.copy()))
     _check(model, feeds, ["y"], threads=threads)
+
+
+def test_the_layout_is_recomputed_when_the_graph_changes():
+    """nhwc_tensors is kept on the graph (lower.per_graph): a graph changed afterwards gets a fresh answer."""
+    model, _ = _chain(8, 5, (9, 7))
+    g = optimize(model.graph.copy())
+    assert "p" in nhwc_tensors(g) and nhwc_tensors(g) is nhwc_tensors(g)
+    g.outputs.append("p")  # a graph output: "p" must go back to NCHW
+    assert "p" not in nhwc_tensors(g) and "d" in nhwc_tensors(g)

@@ -21,6 +21,7 @@ Lowerings are found by directory convention: every module of this package regist
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 from collections.abc import Callable
@@ -82,6 +83,26 @@ def lower(*names: str, domain: str = "", scratch: Callable[[Graph, Node], int] |
         return fn
 
     return deco
+
+
+def per_graph(fn: Callable[[Graph], frozenset[str]]) -> Callable[[Graph], frozenset[str]]:
+    """`fn(graph)` computed once while the graph's structure stays the same: a whole-graph decision (which tensors
+    are stored channels-last) is asked by the scratch callback and the lowering of every node, and rescanning the
+    graph each time made compiling quadratic in its size. The answer is kept on the graph with the structure it
+    was computed for (every node, its inputs and outputs, and the graph outputs); a changed graph recomputes."""
+
+    @functools.wraps(fn)
+    def cached(graph: Graph) -> frozenset[str]:
+        key = (tuple((id(n), *n.inputs, None, *n.outputs) for n in graph.nodes), tuple(graph.outputs))
+        memo = graph.__dict__.setdefault("_per_graph", {})
+        hit = memo.get(fn.__qualname__)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        out = frozenset(fn(graph))
+        memo[fn.__qualname__] = (key, out)
+        return out
+
+    return cached
 
 
 def _load_all() -> None:

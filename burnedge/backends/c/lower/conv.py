@@ -27,7 +27,7 @@ import numpy as np
 from ....ir import Graph, Node
 from ....ops.conv import _geo as conv_geometry
 from ....ops.conv_transpose import _ct_geometry
-from . import Ctx, lower
+from . import Ctx, lower, per_graph
 from .dense import MAX_THREADS, MR, NR, _epi, _gemm_scratch_bytes, _input, _require_f32, pack_a, pack_b
 from .pool import nhwc_global_pool
 
@@ -78,6 +78,7 @@ def _nhwc_capable(graph: Graph, node: Node) -> bool:
     return f[5] == 1 or (dw and f[4] == f[1] == f[5] and f[6] * f[7] <= 64)  # conv_dwc.c: at most 64 taps
 
 
+@per_graph
 def nhwc_tensors(graph: Graph) -> set[str]:
     """Names of the tensors stored channels-last: written by an NHWC-capable conv, read only by such convs as
     input 0 or residual (input 3) or by global pools (pool.nhwc_global_pool), and no graph output."""

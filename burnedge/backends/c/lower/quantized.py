@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ....ir import Graph, Node
-from . import Ctx, lower
+from . import Ctx, lower, per_graph
 from .conv import conv_fields
 from .pool import covers_input, pool_window
 from .reduce import attr
@@ -111,6 +111,7 @@ def _layout_free(graph: Graph, node: Node) -> bool:
     return all(tuple(graph.values[i].shape) == out for i in node.inputs if i)
 
 
+@per_graph
 def nhwc_int8_tensors(graph: Graph) -> set[str]:
     """Names of the int8 tensors stored channels-last (N, H, W, C; N, L, C in 1-D).
 
