@@ -1,0 +1,32 @@
+"""Writing files so that a reader sees the old file or the new one, never half of one (the one write_atomic)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = ["write_atomic"]
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Writes `data` to a temporary file beside `path`, syncs it and renames it over `path`; returns the path.
+
+    The folder is made when missing; an existing file keeps its permissions (a new one gets 0644). On any failure
+    the temporary file is removed and `path` is left as it was.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
