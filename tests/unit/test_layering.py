@@ -30,9 +30,11 @@ MAX_LINES = 400
 # may import a lower rank or its own group; two groups of one rank are peers and neither imports the other.
 LAYERS: dict[str, int] = {
     "burnedge.errors": 0,  # the exception types: imports nothing of burnedge
+    "burnedge.version": 0,  # __version__, in one place (bundles record it)
     "burnedge.dtypes": 1,  # helpers every stage may use
     "burnedge.files": 1,
     "burnedge.host": 1,  # the one module that probes this machine
+    "burnedge.feeds": 1,  # the one feed check and the one output comparison
     "burnedge.ir": 2,
     "burnedge.ops": 3,
     "burnedge.model": 4,  # Model = Graph + its inputs and outputs, what importers and nn return
