@@ -6,8 +6,7 @@ from .exporter import export, verify
 from .importers import load
 from .model import Model, TensorInfo
 from .session import Session
-
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = [
     "Bundle",

@@ -13,9 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__, cli_bundle, cli_targets
+from . import cli_bundle, cli_targets
 from .bundle import looks_like
 from .errors import BurnedgeError
+from .version import __version__
 
 __all__ = ["main"]
 
@@ -173,13 +174,22 @@ def cmd_run(a: argparse.Namespace) -> int:
 def cmd_ops(a: argparse.Namespace) -> int:
     import onnx
 
-    from .backends import available
+    from .backends import available, get
+    from .ir import Node
     from .ops import all_ops
 
+    backends = {name: get(name) for name in available()}
     rows: dict[str, dict[str, Any]] = {}
     for d in all_ops():
-        row = rows.setdefault(d.key, {"op": d.key, "versions": [], "backends": available(), "dtypes": []})
+        row = rows.setdefault(d.key, {"op": d.key, "versions": [], "backends": [], "why_not": {}, "dtypes": []})
         row["versions"].append(d.since)
+        probe = Node(op=d, name=d.key, inputs=[], outputs=[])
+        for name, backend in backends.items():  # each backend says itself what it runs
+            why = backend.supports(probe)
+            if why is None and name not in row["backends"]:
+                row["backends"].append(name)
+            elif why is not None:
+                row["why_not"][name] = why
         try:
             schema = onnx.defs.get_schema(d.name, onnx.defs.onnx_opset_version(), d.domain)
             types = sorted(
@@ -188,14 +198,16 @@ def cmd_ops(a: argparse.Namespace) -> int:
             row["dtypes"] = types
         except onnx.defs.SchemaError:
             pass
+    for row in rows.values():  # an op runs on a backend when its newest version does
+        row["why_not"] = {k: v for k, v in row["why_not"].items() if k not in row["backends"]}
     if a.json:
         print(json.dumps(list(rows.values()), indent=2))
         return 0
-    backends = available()
-    print(f"{len(rows)} ops; backends: {', '.join(backends)}")
-    print(f"{'op':28s} {'opset versions':18s} " + " ".join(f"{b:6s}" for b in backends) + "  dtypes")
+    names = list(backends)
+    print(f"{len(rows)} ops; backends: {', '.join(names)}")
+    print(f"{'op':28s} {'opset versions':18s} " + " ".join(f"{b:6s}" for b in names) + "  dtypes")
     for r in rows.values():
-        marks = " ".join(f"{'yes' if b in r['backends'] else '-':6s}" for b in backends)
+        marks = " ".join(f"{'yes' if b in r['backends'] else '-':6s}" for b in names)
         print(f"{r['op']:28s} {','.join(map(str, r['versions'])):18s} {marks}  {' '.join(r['dtypes'])}")
     return 0
 

@@ -1,11 +1,11 @@
-"""Emulation: a bundle's test vectors run for a target's CPU under QEMU user mode, by the standalone C runner.
+"""Emulation: a bundle's test vectors run for a target's CPU under QEMU user mode, by its backend's standalone runner.
 
 Steps (`emulate`):
 
 1. read the bundle and take its library for the target (lib/<target>/model.so);
-2. stage a folder (the runner's raw format, see burnedge/backends/c/runner/runner.c): the runner cross-compiled
-   for the target, the library, weights.bin (the weight blob), job.txt, and vectors/<i>/in_<k>.bin, ref_<k>.bin
-   (the host's reference outputs), plus the target's libgomp so the folder also runs on a board or in a container;
+2. stage a job folder (`stage`): the runner of the bundle's backend built for the target (`backend.runner`), the
+   library, weights.bin (the weight blob), job.txt, and vectors/<i>/in_<k>.bin, ref_<k>.bin (the host's
+   reference outputs), plus the target's libgomp so the folder also runs on a board or in a container;
 3. run ``QEMU -cpu MODEL -L SYSROOT runner job.txt`` (an instruction the modelled CPU lacks traps) or, with
    runner="docker", the same in a container of the target's platform;
 4. read back every output and compare it with the reference: bit-exact for an int8 bundle (every op int8) and
@@ -16,7 +16,6 @@ Steps (`emulate`):
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import subprocess
 import tempfile
@@ -26,14 +25,14 @@ from pathlib import Path
 
 import numpy as np
 
+from . import backends
 from . import bundle as bundle_format
 from .bundle import Bundle
-from .exporter import Check, compare
+from .feeds import Check, compare
 from .targets import Target, TargetError, get
 
-__all__ = ["RUNNER_SOURCE", "EmulationError", "Result", "emulate", "runner_binary", "stage"]
+__all__ = ["EmulationError", "Result", "emulate", "stage"]
 
-RUNNER_SOURCE = Path(__file__).parent / "backends" / "c" / "runner" / "runner.c"
 RUNNERS = ("qemu", "docker")
 _DTYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16", "bool": "bool"}
 _DTYPES.update({f"{s}int{b}": f"{s[:1] or 'i'}{b}" for s in ("", "u") for b in (8, 16, 32, 64)})
@@ -72,31 +71,6 @@ class Result:
         return max((c.relative for c in self.checks), default=0.0)
 
 
-def _tool_flags(target: Target) -> list[str]:
-    return [f for f in target.toolchain().cflags if f not in ("-fPIC", "-fopenmp", "-O3")]
-
-
-def runner_binary(target: Target) -> Path:
-    """The runner compiled for `target` (cached by the source, compiler and flags)."""
-    from .backends.c.build import _run, cache_dir
-
-    tc = target.toolchain()
-    source = RUNNER_SOURCE.read_text()
-    digest = hashlib.sha256((tc.key() + source).encode()).hexdigest()[:20]
-    out = cache_dir() / "runners" / f"runner-{target.name}-{digest}"
-    if out.is_file():
-        return out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
-        exe = Path(tmp) / "runner"
-        # DT_RPATH $ORIGIN (not RUNPATH): libraries next to the runner serve the model library's needs too
-        rpath = "-Wl,--disable-new-dtags,-rpath,$ORIGIN"
-        _run([tc.cc, "-O2", *_tool_flags(target), str(RUNNER_SOURCE), "-o", str(exe), rpath, "-ldl", "-lm"],
-             "the runner", tc.package)  # fmt: skip
-        exe.replace(out)
-    return out
-
-
 def _exact(b: Bundle) -> bool:
     """An int8 bundle whose every op runs in int8: its outputs are the reference's, bit for bit, on any target."""
     q = b.manifest.get("quantization")
@@ -112,7 +86,7 @@ def stage(b: Bundle, target: Target, folder: Path, tolerance: float = 1e-4) -> P
             f"export it with --target {target.name}"
         )
     folder.mkdir(parents=True, exist_ok=True)
-    shutil.copy(runner_binary(target), folder / "runner")
+    shutil.copy(backends.lookup(b.backend).runner(target), folder / "runner")
     (folder / "model.so").write_bytes(b.member(libs[target.name]["path"]))
     (folder / "weights.bin").write_bytes(b.weights().tobytes())
     if target.emulator and target.emulator.sysroot:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["BurnedgeError", "InputError", "ModelError", "NotStaticError", "UnsupportedOpError"]
+__all__ = ["BundleError", "BurnedgeError", "InputError", "ModelError", "NotStaticError", "UnsupportedOpError"]
 
 
 class BurnedgeError(Exception):
@@ -37,3 +37,7 @@ class NotStaticError(ModelError):
 
 class InputError(BurnedgeError):
     """A feed given to Session.run has the wrong name, shape or dtype."""
+
+
+class BundleError(BurnedgeError):
+    """A bundle that cannot be written or trusted: not a bundle, an unknown format, a damaged or tampered member."""

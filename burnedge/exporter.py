@@ -1,28 +1,35 @@
 """Exporting a model to an edge bundle, and checking a bundle against the test vectors it carries.
 
-model --prepare--> Plan + C source + weight blob --cc--> model.so
-      --numpy reference on seeded random inputs--> test vectors
-      --bundle_writer.write--> NAME.bedge   (see burnedge.bundle for the members)
+model --compiler.plan (the backend's passes and scratch)--> Plan --backend.artifacts--> sources + weight blob
+      --backend.build(target), per target--> libraries
+      --the numpy reference on seeded random inputs--> test vectors
+      --bundle.write--> NAME.bedge   (see burnedge.bundle.format for the members)
 """
 
 from __future__ import annotations
 
-import io
 import os
 import re
-import zipfile
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from onnx import ModelProto
+from safetensors.numpy import save
 
-from . import bundle, bundle_writer
-from .bundle import Bundle, BundleError
-from .ir import Graph
+from . import backends, bundle, compiler
+from .bundle import Bundle, BundleError, encode_npz, example_inputs
+from .feeds import Check, check_feeds, compare
+from .files import write_atomic
+from .importers import load
+from .importers.onnx import read
 from .model import Model
+from .plan import Plan
+from .quantize.data import load_calibration
+from .quantize.pipeline import quantize_model
+from .targets import resolve
+from .version import __version__
 
 __all__ = ["Check", "compare", "example_inputs", "export", "export_int8", "verify"]
 
@@ -31,47 +38,8 @@ _SAFETENSORS = {"bool", "float16", "float32", "float64", "int8", "int16", "int32
 _SAFETENSORS |= {"uint8", "uint16", "uint32", "uint64"}
 
 
-def example_inputs(graph: Graph, seed: int = 0) -> dict[str, np.ndarray]:
-    """Deterministic random inputs of the right shapes and dtypes: floats ~ N(0, 1), booleans fair coins, integers
-    in [0, 2) or, for the indices of a Gather, in [0, size of the gathered axis)."""
-    rng = np.random.default_rng(seed)
-    bound: dict[str, int] = {}
-    for node in graph.nodes:
-        if node.op_type in ("Gather", "GatherElements") and len(node.inputs) > 1 and node.inputs[1] in graph.inputs:
-            shape = graph.values[node.inputs[0]].shape
-            if shape:
-                dim = shape[int(node.attrs.get("axis", 0)) % len(shape)]
-                bound[node.inputs[1]] = min(bound.get(node.inputs[1], dim), dim)
-    feeds = {}
-    for name in graph.inputs:
-        v = graph.values[name]
-        if v.dtype.kind == "f":
-            feeds[name] = rng.standard_normal(v.shape).astype(v.dtype)
-        elif v.dtype.kind == "b":
-            feeds[name] = rng.random(v.shape) < 0.5
-        elif v.dtype.kind in "iu":
-            feeds[name] = rng.integers(0, max(bound.get(name, 2), 1), v.shape).astype(v.dtype)
-        else:
-            raise BundleError(f"cannot make test inputs for input {name!r} of dtype {v.dtype}")
-    return feeds
-
-
-def _npz(arrays: dict[str, np.ndarray]) -> bytes:
-    """An .npz archive with fixed timestamps (np.savez stamps the current time, which breaks reproducibility)."""
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as zf:
-        for key, arr in arrays.items():
-            member = io.BytesIO()
-            np.lib.format.write_array(member, np.ascontiguousarray(arr), allow_pickle=False)
-            zf.writestr(zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0)), member.getvalue())
-    return buf.getvalue()
-
-
 def _source(model: Model | ModelProto | str | os.PathLike[str], input_shapes) -> tuple[Model, bytes | None]:
     """The model to export and the bytes of its ONNX file (with external data inlined), when there is one."""
-    from .importers import load
-    from .importers.onnx import read
-
     if isinstance(model, ModelProto):
         data = model.SerializeToString()  # first: importing may rewrite the proto (inlined functions)
         return load(model, input_shapes=input_shapes), data
@@ -90,7 +58,7 @@ def _source(model: Model | ModelProto | str | os.PathLike[str], input_shapes) ->
     return model, (proto.SerializeToString() if inputs == {i.name for i in model.inputs} else None)
 
 
-def _plan(plan, emitted) -> dict[str, Any]:
+def _plan(plan: Plan, weights: Mapping[str, tuple[int, np.ndarray]]) -> dict[str, Any]:
     """plan.json: every step with the ONNX ops fused into it and where its tensors live, then the buffers."""
     g = plan.graph
 
@@ -98,7 +66,7 @@ def _plan(plan, emitted) -> dict[str, Any]:
         v = g.values[name]
         t: dict[str, Any] = {"name": name, "shape": list(v.shape), "dtype": v.dtype.name}
         if v.is_const:
-            t["weights_offset"] = emitted.weights[name][0] if name in emitted.weights else None
+            t["weights_offset"] = weights[name][0] if name in weights else None
         else:
             t["offset"] = plan.offsets.get(name)
         return t
@@ -126,10 +94,10 @@ def _plan(plan, emitted) -> dict[str, Any]:
     }
 
 
-def _weights(emitted, constants: dict[str, np.ndarray]) -> tuple[bytes, list[dict[str, Any]], dict[str, str]]:
+def _weights(
+    blob: Mapping[str, tuple[int, np.ndarray]], constants: dict[str, np.ndarray]
+) -> tuple[bytes, list[dict[str, Any]], dict[str, str]]:
     """weights.safetensors, the blob layout, and the key of each constant output."""
-    from safetensors.numpy import save
-
     tensors: dict[str, np.ndarray] = {}
     layout = []
 
@@ -137,7 +105,7 @@ def _weights(emitted, constants: dict[str, np.ndarray]) -> tuple[bytes, list[dic
         arr = np.ascontiguousarray(arr)
         tensors[key] = arr if arr.dtype.name in _SAFETENSORS else arr.reshape(-1).view(np.uint8)
 
-    for key, (offset, arr) in sorted(emitted.weights.items(), key=lambda kv: kv[1][0]):
+    for key, (offset, arr) in sorted(blob.items(), key=lambda kv: kv[1][0]):
         add(key, arr)
         layout.append(
             {"key": key, "offset": offset, "bytes": arr.nbytes, "dtype": arr.dtype.name, "shape": list(arr.shape)}
@@ -152,15 +120,18 @@ def _weights(emitted, constants: dict[str, np.ndarray]) -> tuple[bytes, list[dic
     return save(tensors), layout, keys
 
 
-def _io_table(slots, constant_keys: dict[str, str], qparams: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+def _io_table(
+    plan: Plan, names: list[str], constant_keys: dict[str, str], qparams: Mapping[str, Any] | None = None
+) -> list[dict[str, Any]]:
     """Inputs or outputs for the manifest: name, shape, dtype, arena offset (a constant output: its weights key);
     an input an int8 graph quantizes right away also gets its "quantization" (scale, zero point ...)."""
     rows = []
-    for s in slots:
-        row = {"name": s.name, "shape": list(s.shape), "dtype": s.dtype.name, "offset": s.offset}
-        if qparams and s.name in qparams:
-            row["quantization"] = qparams[s.name]
-        rows.append({**row, "constant": constant_keys[s.name]} if s.name in constant_keys else row)
+    for name in names:
+        v = plan.graph.values[name]
+        row = {"name": name, "shape": list(v.shape), "dtype": v.dtype.name, "offset": plan.offsets.get(name)}
+        if qparams and name in qparams:
+            row["quantization"] = qparams[name]
+        rows.append({**row, "constant": constant_keys[name]} if name in constant_keys else row)
     return rows
 
 
@@ -186,6 +157,7 @@ def export(
     method: str = "minmax",
     keep_float: str | Iterable[str] = (),
     report: str | os.PathLike[str] | None = None,
+    backend: str = "c",
 ) -> Path:
     """Compiles `model` (a Model, an onnx.ModelProto or an .onnx path) for `target`, writes an edge bundle, and
     returns its path.
@@ -193,7 +165,7 @@ def export(
     The bundle holds the plan, weights, C source, the compiled library, the source ONNX model (unless not
     `include_source`: it is what `bench` runs onnxruntime on, and about doubles the size) and `test_vectors` test
     vectors whose reference outputs come from the numpy backend. `path` may be a folder: the bundle is then
-    NAME.bedge in it. An op without a C kernel fails here, listing every such op. Writing is atomic.
+    NAME.bedge in it. An op `backend` cannot run fails here, listing every such op. Writing is atomic.
 
     ``quantize="int8"`` quantizes first (`burnedge.quantize.quantize_model`): `calibration` is an iterable of feed
     dicts or a path (a folder of .npy/.npz files or one .npz; see `burnedge.quantize.data`), `method` the
@@ -214,10 +186,11 @@ def export(
             unpacked,
             include_source,
             quantize,
+            backend=backend,
         )[0]
     if calibration is not None or keep_float or report is not None:
         raise BundleError("calibration, keep_float and report apply to quantize='int8'")
-    return _export(model, path, target, input_shapes, test_vectors, unpacked, include_source)
+    return _export(model, path, target, input_shapes, test_vectors, unpacked, include_source, backend=backend)
 
 
 def export_int8(
@@ -234,12 +207,9 @@ def export_int8(
     include_source: bool = True,
     scheme: str = "int8",
     progress: bool = True,
+    backend: str = "c",
 ):
     """`export` with int8 quantization; returns (bundle path, QuantizationReport)."""
-    from .quantize.data import load_calibration
-    from .quantize.pipeline import quantize_model
-    from .quantize.report import write_atomic
-
     if scheme != "int8":
         raise BundleError(f"unknown quantization {scheme!r}; available: int8")
     if calibration is None:
@@ -262,7 +232,9 @@ def export_int8(
         "kept_float": rep.kept_float,
         "inputs": {name: qp.to_dict() for name, qp in rep.inputs.items()},
     }
-    out = _export(quantized, path, target, None, test_vectors, unpacked, include_source, onnx_bytes, info)
+    out = _export(
+        quantized, path, target, None, test_vectors, unpacked, include_source, onnx_bytes, info, backend=backend
+    )
     return out, rep
 
 
@@ -276,13 +248,8 @@ def _export(
     include_source: bool,
     source_bytes: bytes | None = None,
     quantization: dict[str, Any] | None = None,
+    backend: str = "c",
 ) -> Path:
-    from .backends.c import prepare, slots
-    from .backends.c.build import kernel_sources
-    from .passes import DEFAULT_PIPELINE
-    from .session import Session
-    from .targets import build_libraries, resolve
-
     targets = resolve(target)  # "rpi4,rpi5" or a list; an unknown name lists the known ones
     if not isinstance(test_vectors, int) or test_vectors < 0:
         raise BundleError(f"test_vectors must be a count >= 0, not {test_vectors!r}")
@@ -290,37 +257,39 @@ def _export(
     if quantization is not None:
         onnx_bytes = source_bytes  # the float model it was quantized from (what bench compares with)
     dest = _destination(path, model.name)
-    bundle_writer.check_destination(dest)  # before the compile: fail fast
-    # an int8 graph was optimised before calibration; folding its QDQ pairs again would undo kept-float islands
-    pipeline = tuple(p for p in DEFAULT_PIPELINE if quantization is None or p != "fold_qdq")
-    plan, emitted = prepare(model.graph, pipeline)
+    bundle.check_destination(dest)  # before the compile: fail fast
+    b = backends.get(backend)
+    # an int8 graph was optimised before calibration; importing QDQ again would undo its kept-float islands
+    options = compiler.Options(qdq=False if quantization is not None else None)
+    plan = compiler.plan(model, b, options)
+    art = b.artifacts(plan)
     for t in targets:
-        t.check_fits(plan.arena_bytes + emitted.weight_bytes)
-    libraries, library_table = build_libraries(emitted.source, targets)
-    ins, outs, constants = slots(plan)
-    weights, layout, const_keys = _weights(emitted, constants)
+        t.check_fits(plan.arena_bytes + art.weight_bytes)
+    libraries = {t.name: b.build(art, t) for t in targets}
+    constants = {n: plan.graph.values[n].data for n in plan.graph.outputs if plan.graph.values[n].is_const}
+    weights, layout, const_keys = _weights(art.weights, constants)
 
-    members = {"plan.json": bundle_writer.dumps(_plan(plan, emitted)), "weights.safetensors": weights}
-    members["src/model.c"] = emitted.source.encode()
-    members.update({f"src/kernels/{n}": text.encode() for n, text in kernel_sources().items()})
-    members.update(libraries)
+    members = {"plan.json": bundle.dumps(_plan(plan, art.weights)), "weights.safetensors": weights}
+    members.update(art.members)
+    for lib in libraries.values():
+        members.update(lib.members)
     if onnx_bytes is not None and include_source:
         members["model.onnx"] = onnx_bytes
     # the reference runs the optimised graph the library runs, so int8 vectors hold its exact bytes
-    reference = Session(Model(plan.graph, model.name), backend="numpy")
+    reference = compiler.compile(plan.graph, "numpy").executable
+    g = plan.graph
     for i in range(test_vectors):
         feeds = example_inputs(model.graph, seed=i)
         refs = reference.run(feeds)
-        arrays = {f"in_{k}": feeds[s.name] for k, s in enumerate(ins)}
-        arrays.update({f"out_{k}": refs[s.name] for k, s in enumerate(outs)})
-        members[f"vectors/{i}.npz"] = _npz(arrays)
-
-    from . import __version__  # NOTE: here, not at the top: burnedge/__init__.py imports this module first
+        arrays = {f"in_{k}": feeds[n] for k, n in enumerate(g.inputs)}
+        arrays.update({f"out_{k}": refs[n] for k, n in enumerate(g.outputs)})
+        members[f"vectors/{i}.npz"] = encode_npz(arrays)
 
     manifest = {
         "format": bundle.FORMAT,
         "format_version": bundle.FORMAT_VERSION,
         "burnedge_version": __version__,
+        "backend": b.name,
         "model": {
             "name": model.name,
             "producer": model.producer,
@@ -328,65 +297,32 @@ def _export(
             "source": model.source.name if model.source else None,
         },
         "target": ",".join(t.name for t in targets),
-        "inputs": _io_table(ins, {}, (quantization or {}).get("inputs", {})),
-        "outputs": _io_table(outs, const_keys),
+        "inputs": _io_table(plan, g.inputs, {}, (quantization or {}).get("inputs", {})),
+        "outputs": _io_table(plan, g.outputs, const_keys),
         "steps": len(plan.steps),
         "arena_bytes": plan.arena_bytes,
         "arena_lower_bound_bytes": plan.lower_bound_bytes,
         "planner": plan.planner,
-        "weight_bytes": emitted.weight_bytes,
+        "weight_bytes": art.weight_bytes,
         "weights": layout,
-        "libraries": library_table,
+        "libraries": {name: lib.row for name, lib in libraries.items()},
         "vectors": [f"vectors/{i}.npz" for i in range(test_vectors)],
     }
     if quantization is not None:
         manifest["quantization"] = {k: v for k, v in quantization.items() if k != "inputs"}
-    return bundle_writer.write(dest, manifest, members, unpacked=unpacked)
+    return bundle.write(dest, manifest, members, unpacked=unpacked)
 
 
 # -- checking -----------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Check:
-    """One output of one test vector: the largest absolute error, that error relative to max |reference|, ok."""
-
-    vector: int
-    output: str
-    max_abs: float
-    relative: float
-    ok: bool
-
-
-def compare(got: np.ndarray, ref: np.ndarray, tolerance: float = 1e-4) -> tuple[float, float, bool]:
-    """(max abs error, relative error, ok): floats relative to max |ref| (NaN and inf must match position for
-    position), integers and booleans exactly."""
-    if got.shape != ref.shape or got.dtype != ref.dtype:
-        return float("inf"), float("inf"), False
-    if ref.size == 0:
-        return 0.0, 0.0, True
-    g, r = got.astype(np.float64), ref.astype(np.float64)
-    if ref.dtype.kind != "f":
-        diff = float(np.max(np.abs(g - r)))
-        return diff, diff, diff == 0
-    inf = np.isinf(r)
-    if not np.array_equal(np.isnan(g), np.isnan(r)) or not np.array_equal(g[inf], r[inf]):
-        return float("inf"), float("inf"), False
-    finite = np.isfinite(r)
-    if not finite.any():
-        return 0.0, 0.0, True
-    diff = float(np.max(np.abs(g[finite] - r[finite])))
-    rel = diff / max(float(np.max(np.abs(r[finite]))), 1e-30)
-    return diff, rel, rel <= tolerance
-
-
 def verify(source: Bundle | str | os.PathLike[str], threads: int = 1, tolerance: float = 1e-4) -> list[Check]:
-    """Runs a bundle's test vectors on its library; one Check per (vector, output). No vectors: an error."""
+    """Runs a bundle's test vectors on its own backend; one Check per (vector, output). No vectors: an error."""
     b = source if isinstance(source, Bundle) else bundle.read(source)
     vectors = b.vectors()
     if not vectors:
         raise BundleError(f"{b.path}: the bundle carries no test vectors (export it with test_vectors >= 1)")
-    model = b.load(threads)
+    model = backends.lookup(b.backend).load(b, threads)
     checks = []
     for i, (feeds, refs) in enumerate(vectors):
-        got = model.run(feeds)
+        got = model.run(check_feeds(b.inputs, feeds, where=f"{b.path} test vector {i}"))
         checks.extend(Check(i, name, *compare(got[name], ref, tolerance)) for name, ref in refs.items())
     return checks

@@ -8,11 +8,13 @@ from pathlib import Path
 
 import numpy as np
 
-from . import backends
+from . import backends, compiler
 from . import bundle as bundle_format
 from .bundle import Bundle
-from .errors import BurnedgeError, InputError
+from .errors import BurnedgeError
+from .feeds import check_feeds
 from .importers import load
+from .importers.onnx import from_proto
 from .model import Model, TensorInfo
 
 __all__ = ["Session"]
@@ -34,46 +36,53 @@ class Session:
             raise BurnedgeError(f"Session needs a Model, a bundle or a model path, not {type(model).__name__}")
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise BurnedgeError(f"threads must be a whole number >= 1, not {threads!r}")
-        backend = backend or ("c" if isinstance(model, Bundle) else "numpy")
-        if isinstance(model, Bundle) and backend == "c":  # a prebuilt library needs no compiler (a rebuild does)
-            from .backends.c import BACKEND as c_backend
-
-            self.backend = c_backend
-        else:
-            self.backend = backends.get(backend)
         self.manifest: dict | None = None  # a bundle's manifest; the bundle's members are not kept
+        self.plan = None  # the plan a model was compiled to (a bundle's is in its plan.json)
         if isinstance(model, Bundle):
+            name = backend or model.backend
             self.name, self.manifest = model.name, model.manifest
             self._inputs, self._outputs = model.inputs, model.outputs
-            self.model = None if backend == "c" else self._bundled_model(model)
-            self._exe = model.load(threads) if backend == "c" else self._compile(self.model.graph, threads)
+            # a prebuilt library needs no compiler: the bundle's own backend loads it (a rebuild says what it lacks)
+            own = name == model.backend or name.endswith(f"<{model.backend}>")
+            self.backend = backends.lookup(name) if own else backends.get(name)
+            self.model = None if own else self._bundled_model(model)
+            if own:
+                self._exe = self.backend.load(model, threads)
+            else:
+                self._exe = self._compile(self.model, threads)
         else:
+            self.backend = backends.get(backend or "numpy")
             self.name, self.model = model.name, model
             self._inputs, self._outputs = model.inputs, model.outputs
-            self._exe = self._compile(model.graph, threads)
-        self._expected = {i.name: i for i in self._inputs}
+            self._exe = self._compile(model, threads)
         self._int8_inputs = _int8_inputs(model)
 
-    def _compile(self, graph, threads: int):
-        options = {"threads": threads} if threads != 1 else {}
-        return self.backend.compile(graph, **options)
+    def _compile(self, model: Model, threads: int):
+        compiled = compiler.compile(model, self.backend, compiler.Options(threads=threads))
+        self.plan = compiled.plan
+        return compiled.executable
 
     @staticmethod
     def _bundled_model(b: Bundle) -> Model:
         import onnx
 
-        from .importers.onnx import from_proto
-
         if b.manifest.get("quantization"):
             raise BurnedgeError(
-                f"{b.path}: an int8 bundle runs on the C backend only (the model it carries is the "
+                f"{b.path}: an int8 bundle runs on the {b.backend} backend only (the model it carries is the "
                 "float source it was quantized from)"
             )
         if b.onnx is None:
-            raise BurnedgeError(f"{b.path}: the bundle carries no source model; it runs on the C backend only")
+            raise BurnedgeError(
+                f"{b.path}: the bundle carries no source model; it runs on the {b.backend} backend only"
+            )
         proto = onnx.load_from_string(b.onnx)
         graph = from_proto(proto, {t.name: t.shape for t in b.inputs})
         return Model(graph, name=b.name, source=None, producer=proto.producer_name)
+
+    @property
+    def executable(self):
+        """What the backend compiled or loaded (a decorator backend's gives its extras: `profile()` ...)."""
+        return self._exe
 
     @property
     def inputs(self) -> list[TensorInfo]:
@@ -87,32 +96,18 @@ class Session:
     def arena_bytes(self) -> int:
         return self._exe.arena_bytes
 
-    def _check(self, feeds: Mapping[str, object]) -> dict[str, np.ndarray]:
-        expected = self._expected
-        if feeds.keys() != expected.keys():
-            unknown = sorted(set(feeds) - set(expected))
-            if unknown:
-                raise InputError(f"unknown input(s) {unknown}; the model's inputs are {sorted(expected)}")
-            absent = sorted(set(expected) - set(feeds))
-            raise InputError(f"missing input(s) {absent}; the model's inputs are {sorted(expected)}")
-        out = {}
-        for name, info in expected.items():
-            arr = feeds[name]
-            if not isinstance(arr, np.ndarray):
-                arr = np.asarray(arr)
-            if arr.dtype == np.int8 and info.dtype.kind == "f" and name in self._int8_inputs:
-                scale, zero_point = self._int8_inputs[name]  # exact: the graph's QuantizeLinear gives arr back
-                arr = ((arr.astype(np.int32) - zero_point).astype(np.float32) * scale).astype(info.dtype)
-            if arr.dtype != info.dtype:
-                raise InputError(f"input {name!r}: expected dtype {info.dtype}, got {arr.dtype}")
-            if arr.shape != info.shape:
-                raise InputError(f"input {name!r}: expected shape {list(info.shape)}, got {list(arr.shape)}")
-            out[name] = arr
-        return out
+    def _int8(self, name: str, arr: np.ndarray) -> np.ndarray:
+        """An int8 array for a float input the graph quantizes right away: dequantized exactly (the graph's
+        QuantizeLinear gives it back)."""
+        info = next(i for i in self._inputs if i.name == name)
+        if arr.dtype == np.int8 and info.dtype.kind == "f" and name in self._int8_inputs:
+            scale, zero_point = self._int8_inputs[name]
+            return ((arr.astype(np.int32) - zero_point).astype(np.float32) * scale).astype(info.dtype)
+        return arr
 
     def run(self, feeds: Mapping[str, object]) -> dict[str, np.ndarray]:
         """Runs the model once; returns {output name: array}."""
-        return self._exe.run(self._check(feeds))
+        return self._exe.run(check_feeds(self._inputs, feeds, convert=self._int8 if self._int8_inputs else None))
 
     def __repr__(self) -> str:
         return f"Session({self.name!r}, backend={self.backend.name!r})"

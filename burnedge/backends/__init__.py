@@ -1,14 +1,23 @@
-"""Backends, found by directory convention: `get("numpy")` imports burnedge.backends.numpy."""
+"""Backends, found by directory convention: `get("numpy")` imports burnedge.backends.numpy.
+
+A name may wrap another backend in a decorator (burnedge.backends.wrappers), as Burn composes its backends:
+`checked<c>` runs every step on the C backend and on the numpy reference and stops at the first difference;
+`profiled<c>` times every step. Decorators nest: `profiled<checked<c>>`.
+"""
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 
 from ..errors import BurnedgeError
-from .base import Backend, Executable
+from .base import Artifacts, Backend, Executable, Library
+from .wrappers import WRAPPERS
 
-__all__ = ["Backend", "Executable", "available", "get", "names"]
+__all__ = ["Artifacts", "Backend", "Executable", "Library", "available", "get", "lookup", "names"]
+
+_WRAPPED = re.compile(r"^(\w+)<(.+)>$")
 
 
 def names() -> list[str]:
@@ -16,11 +25,23 @@ def names() -> list[str]:
     return sorted(m.name for m in pkgutil.iter_modules(__path__) if m.ispkg)
 
 
+def lookup(name: str) -> Backend:
+    """The backend called `name`, usable here or not (loading a prebuilt bundle may need no compiler)."""
+    m = _WRAPPED.match(name)
+    if m:
+        wrapper, inner = m.groups()
+        if wrapper not in WRAPPERS:
+            raise BurnedgeError(f"unknown backend decorator {wrapper!r}; decorators: {', '.join(sorted(WRAPPERS))}")
+        return WRAPPERS[wrapper](lookup(inner))
+    if name not in names():
+        decorated = ", ".join(f"{w}<{available()[0] if available() else 'c'}>" for w in sorted(WRAPPERS))
+        raise BurnedgeError(f"unknown backend {name!r}; available: {', '.join(available())} (and {decorated} ...)")
+    return importlib.import_module(f"{__name__}.{name}").BACKEND
+
+
 def get(name: str) -> Backend:
     """The backend called `name`; an unknown or unusable one is an error that lists the others."""
-    if name not in names():
-        raise BurnedgeError(f"unknown backend {name!r}; available: {', '.join(available())}")
-    backend: Backend = importlib.import_module(f"{__name__}.{name}").BACKEND
+    backend = lookup(name)
     why = backend.unavailable_reason()
     if why:
         raise BurnedgeError(f"backend {name!r} is not usable here: {why}")

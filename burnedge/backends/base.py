@@ -1,14 +1,35 @@
-"""The backend seam: a backend compiles a static Graph into an Executable that runs feeds to outputs."""
+"""The backend seam: what every execution path implements, and nothing more.
+
+A backend receives a Plan from burnedge.compiler (the optimised graph in execution order with every tensor's arena
+offset) and turns it into something that runs. The compiler asks it two things first: which passes to run
+(`pipeline`, `qdq`) and how much scratch memory each step's kernel needs (`scratch`), so that the one arena is
+planned for this backend. For bundles it also makes the members (`artifacts`), builds them for a target (`build`)
+and loads a bundle back (`load`); `runner` gives the standalone program that emulation runs.
+
+    Backend            compile(plan) -> Executable.run(feeds) -> outputs
+                       artifacts(plan) -> Artifacts --build(target)--> Library --(bundle)--> load(bundle) -> Executable
+
+An executable may also run step by step (`run_steps`, with a hook before and after every step, reading tensors
+from its arena): the decorator backends checked<x> and profiled<x> (burnedge.backends.wrappers) build on that.
+"""
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
-from ..ir import Graph
+from ..errors import BurnedgeError
+from ..ir import Graph, Node
+from ..plan import Plan
 
-__all__ = ["Backend", "Executable"]
+__all__ = ["Artifacts", "Backend", "Executable", "Library", "Reader", "StepHook"]
+
+Reader = Callable[[str], np.ndarray]  # a tensor of the plan by name, as the executable holds it now
+StepHook = Callable[[int, Reader], None]  # (step index, reader)
 
 
 class Executable(Protocol):
@@ -16,14 +37,63 @@ class Executable(Protocol):
 
     arena_bytes: int
 
-    def run(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]: ...
+    def run(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]: ...
 
 
-class Backend(Protocol):
-    name: str
+@dataclass
+class Artifacts:
+    """What a backend makes of a plan for a bundle, before any target: its members (sources, tables), the weight
+    blob (key -> (offset, array); the bundle stores it as weights.safetensors), and what `build` needs."""
+
+    members: dict[str, bytes]
+    weights: dict[str, tuple[int, np.ndarray]]
+    weight_bytes: int
+    payload: Any = field(default=None, repr=False)  # the backend's own build input (the C backend: the C source)
+
+
+@dataclass
+class Library:
+    """One target's build: its bundle members and the manifest row that says what a machine needs to load it."""
+
+    members: dict[str, bytes]
+    row: dict[str, Any]
+
+
+class Backend:
+    """The protocol, with the defaults a backend that does less inherits. Subclasses set `name`."""
+
+    name: str = ""
+    pipeline: tuple[str, ...] = ()  # the passes (burnedge.passes) the compiler runs before planning
+    qdq: bool = False  # True: the compiler imports Q/DQ pairs as int8 ops (burnedge.quantize.qdq)
 
     def unavailable_reason(self) -> str | None:
-        """None when the backend can run here, else why not (a missing package, no device)."""
-        ...
+        """None when the backend can compile here, else why not (a missing compiler, package or device)."""
+        return None
 
-    def compile(self, graph: Graph) -> Executable: ...
+    def supports(self, node: Node, graph: Graph | None = None) -> str | None:
+        """None when the backend can run `node` (in `graph`, when given: dtypes and attributes count), else why."""
+        return None
+
+    def scratch(self, graph: Graph, node: Node) -> int:
+        """Bytes of scratch memory the step running `node` needs; the planner places them in the arena."""
+        return 0
+
+    def compile(self, plan: Plan, threads: int = 1, instrument: bool = False) -> Executable:
+        """An executable of `plan`; `instrument` asks for one that can also run step by step (`run_steps`)."""
+        raise NotImplementedError
+
+    def artifacts(self, plan: Plan) -> Artifacts:
+        raise BurnedgeError(f"the {self.name} backend writes no bundles")
+
+    def build(self, artifacts: Artifacts, target: Any) -> Library:
+        raise BurnedgeError(f"the {self.name} backend builds nothing for targets")
+
+    def load(self, bundle: Any, threads: int = 1) -> Executable:
+        raise BurnedgeError(f"the {self.name} backend loads no bundles")
+
+    def runner(self, target: Any) -> Path:
+        """The standalone program (no Python) that runs a bundle's job folder on `target` (see burnedge.emulate)."""
+        raise BurnedgeError(f"the {self.name} backend has no standalone runner")
+
+    def __repr__(self) -> str:
+        return f"<backend {self.name}>"

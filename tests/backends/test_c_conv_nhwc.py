@@ -9,9 +9,10 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import burnedge
-from burnedge.backends.c import build, prepare
+from burnedge.backends.c import build
 from burnedge.backends.c.lower.conv import _conv_scratch, _plan, nhwc_tensors
 from burnedge.passes import optimize
+from tests.backends.c_helpers import prepare
 
 RNG = np.random.default_rng(1)
 N = helper.make_node

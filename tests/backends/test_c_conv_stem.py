@@ -9,11 +9,12 @@ import pytest
 from onnx import helper
 
 import burnedge
-from burnedge.backends.c import build, prepare, slots
+from burnedge.backends.c import build
 from burnedge.backends.c.emit import weights_blob
 from burnedge.backends.c.lower.conv import _plan
 from burnedge.backends.c.runtime import CModel
 from burnedge.passes import optimize
+from tests.backends.c_helpers import prepare, slots
 
 from .test_c_conv_nhwc import _model, _rand  # the graph builders of the NHWC conv tests
 

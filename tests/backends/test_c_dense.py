@@ -9,9 +9,10 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import burnedge
-from burnedge.backends.c import build, prepare, slots
+from burnedge.backends.c import build
 from burnedge.backends.c.emit import weights_blob
 from burnedge.backends.c.runtime import CModel
+from tests.backends.c_helpers import prepare, slots
 
 RNG = np.random.default_rng(0)
 N = helper.make_node

@@ -13,8 +13,10 @@ import numpy as np
 import pytest
 
 import burnedge
-from burnedge import bundle, targets
+from burnedge import bundle, host, targets
 from burnedge.backends.c import build
+from burnedge.backends.c import load as c_load
+from burnedge.backends.c.cross import pick_library, toolchain
 from burnedge.cli import main
 from burnedge.emulate import EmulationError, emulate
 from burnedge.targets import TargetError
@@ -74,11 +76,11 @@ def test_shipped_targets_load():
 
 
 def test_host_toolchain_is_the_backend_s():
-    assert targets.get("host").toolchain() == build.host_toolchain()
+    assert toolchain(targets.get("host")) == build.host_toolchain()
 
 
 def test_cross_toolchain_flags():
-    tc = targets.get("rpi4").toolchain()
+    tc = toolchain(targets.get("rpi4"))
     assert tc.cc == "aarch64-linux-gnu-gcc" and tc.name == "rpi4" and tc.package.startswith("gcc-aarch64")
     assert "-mcpu=cortex-a72" in tc.cflags and "-march=native" not in tc.cflags and "-fopenmp" in tc.cflags
 
@@ -147,7 +149,7 @@ def test_a_missing_cross_compiler_names_the_package(tmp_path):
     path = _write(tmp_path, "esp", fake)
     with pytest.raises(TargetError, match=r"cross compiler 'xtensa-esp32-elf-gcc' is not installed; install it "
                        r"with: apt-get install gcc-xtensa-lx106"):  # fmt: skip
-        targets.load_file(path).toolchain()
+        toolchain(targets.load_file(path))
     with pytest.raises(TargetError, match="apt-get install gcc-xtensa-lx106"):
         burnedge.export(tiny_cnn(), tmp_path / "x.bedge", target=str(path))
     assert main(["export", str(_onnx(tmp_path)), "-o", str(tmp_path / "y.bedge"), "--target", str(path)]) == 2
@@ -213,20 +215,20 @@ def test_pick_library_by_triple_and_features(monkeypatch):
             "requires": ["fp", "asimd", "asimddp"],
         },
     ]
-    monkeypatch.setattr(targets, "host_triple", lambda: "aarch64-linux-gnu")
-    monkeypatch.setattr(targets, "host_features", lambda: frozenset({"fp", "asimd", "crc32", "asimddp"}))
-    assert targets.pick_library(libs, here)["path"] == "lib/rpi5/model.so"  # the most specific that fits
-    monkeypatch.setattr(targets, "host_features", lambda: frozenset({"fp", "asimd", "crc32"}))
-    assert targets.pick_library(libs, here)["path"] == "lib/rpi4/model.so"
-    monkeypatch.setattr(targets, "host_triple", lambda: "arm-linux-gnueabihf")
-    assert targets.pick_library(libs, here) is None
+    monkeypatch.setattr(host, "triple", lambda: "aarch64-linux-gnu")
+    monkeypatch.setattr(host, "features", lambda: frozenset({"fp", "asimd", "crc32", "asimddp"}))
+    assert pick_library(libs, here)["path"] == "lib/rpi5/model.so"  # the most specific that fits
+    monkeypatch.setattr(host, "features", lambda: frozenset({"fp", "asimd", "crc32"}))
+    assert pick_library(libs, here)["path"] == "lib/rpi4/model.so"
+    monkeypatch.setattr(host, "triple", lambda: "arm-linux-gnueabihf")
+    assert pick_library(libs, here) is None
     native = {**here, "cpu": "abc", "path": "lib/host/model.so"}
-    assert targets.pick_library([*libs, native], here) is native  # built for this very CPU wins
+    assert pick_library([*libs, native], here) is native  # built for this very CPU wins
 
 
 def test_host_features_and_triple():
-    assert targets.host_triple().startswith(os.uname().machine.replace("armv7l", "arm"))
-    assert isinstance(targets.host_features(), frozenset)
+    assert host.triple().startswith(os.uname().machine.replace("armv7l", "arm"))
+    assert isinstance(host.features(), frozenset)
 
 
 def test_a_bundle_without_a_library_for_this_host_is_rebuilt(tmp_path):
@@ -241,7 +243,7 @@ def test_a_bundle_without_a_library_for_this_host_is_rebuilt(tmp_path):
 def test_a_bundle_is_rebuilt_from_its_own_kernels(host_bundle, monkeypatch):
     """Kernels that differ from this burnedge's: the library is built from the bundle's (a tiny stand-in here)."""
     b = bundle.read(host_bundle)
-    monkeypatch.setattr(bundle, "host_fingerprint", lambda: {"system": "Linux", "machine": "x86_64", "cpu": "other"})
+    monkeypatch.setattr(host, "fingerprint", lambda: {"system": "Linux", "machine": "x86_64", "cpu": "other"})
     b.members = {n: d for n, d in b.members.items() if not n.startswith("src/kernels/")}
     b.members["src/kernels/burnedge.h"] = b"#include <stddef.h>\n#include <stdint.h>\nint be_answer(void);\n"
     b.members["src/kernels/answer.c"] = b'#include "burnedge.h"\nint be_answer(void) { return 42; }\n'
@@ -249,9 +251,9 @@ def test_a_bundle_is_rebuilt_from_its_own_kernels(host_bundle, monkeypatch):
         b'#include "burnedge.h"\nsize_t be_model_arena_bytes(void) { return 0; }\n'
         b"int be_model_run(uint8_t *a, const uint8_t *w, int t) { (void)a; (void)w; (void)t; return be_answer(); }\n"
     )
-    lib = b.library()
-    assert lib.parent == build.cache_dir() and (b.kernel_dir() / "answer.c").is_file()
-    assert b.kernel_dir().parent == build.cache_dir() / "kernels"
+    lib = c_load.library(b)
+    assert lib.parent == build.cache_dir() and (c_load.kernel_dir(b) / "answer.c").is_file()
+    assert c_load.kernel_dir(b).parent == build.cache_dir() / "kernels"
     import cffi
 
     ffi = cffi.FFI()
@@ -259,7 +261,7 @@ def test_a_bundle_is_rebuilt_from_its_own_kernels(host_bundle, monkeypatch):
     assert ffi.dlopen(str(lib)).be_model_run(ffi.NULL, ffi.NULL, 1) == 42
     b.members["src/kernels/answer.c"] = b"this is not C"
     with pytest.raises(bundle.BundleError, match="no library in the bundle runs on this host .* own kernels failed"):
-        b.library()
+        c_load.library(b)
 
 
 # -- the runner and the CLI ---------------------------------------------------------------------------------------

@@ -13,9 +13,11 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import burnedge
-from burnedge import bundle, bundle_writer
+from burnedge import bundle, host
 from burnedge.backends.c import build
+from burnedge.backends.c import load as c_load
 from burnedge.backends.c import runtime as c_runtime
+from burnedge.bundle import writer as bundle_writer
 from burnedge.exporter import example_inputs, export, verify
 
 _vi = helper.make_tensor_value_info
@@ -131,11 +133,10 @@ def test_verify_passes_and_catches_a_wrong_reference(bedge, tmp_path):
     b = bundle.read(bedge)
     z = zipfile.ZipFile(bedge)
     members = {n: z.read(n) for n in z.namelist() if n != "manifest.json"}
-    arrays = bundle._npz(members["vectors/0.npz"])
+    arrays = bundle.decode_npz(members["vectors/0.npz"])
     arrays["out_0"] = arrays["out_0"] + 1
-    from burnedge.exporter import _npz
 
-    members["vectors/0.npz"] = _npz(arrays)
+    members["vectors/0.npz"] = bundle.encode_npz(arrays)
     manifest = {k: v for k, v in b.manifest.items() if k != "files"}
     bad = bundle_writer.write(tmp_path / "bad.bedge", manifest, members)
     checks = verify(bad)
@@ -279,18 +280,18 @@ def test_export_errors(onnx_path, tmp_path):
 
 def test_library_cache_and_rebuild(bedge, monkeypatch, tmp_path):
     b = bundle.read(bedge)
-    lib = b.library()
+    lib = c_load.library(b)
     assert lib.parent.name == "bundles" and lib.read_bytes() == b.members["lib/host/model.so"]
     lib.unlink()  # NOTE: a new file, never a write into the loaded one (its pages are mapped in this process)
     lib.write_bytes(b"garbage")  # a damaged cache entry is replaced, never loaded
-    assert b.library().read_bytes() == b.members["lib/host/model.so"]
-    monkeypatch.setattr(bundle, "host_fingerprint", lambda: {"system": "Linux", "machine": "x86_64", "cpu": "other"})
-    rebuilt = b.library()  # built for another CPU: rebuilt here from the bundle's source
+    assert c_load.library(b).read_bytes() == b.members["lib/host/model.so"]
+    monkeypatch.setattr(host, "fingerprint", lambda: {"system": "Linux", "machine": "x86_64", "cpu": "other"})
+    rebuilt = c_load.library(b)  # built for another CPU: rebuilt here from the bundle's source
     assert rebuilt.parent == build.cache_dir()
     np.testing.assert_allclose(burnedge.Session(b).run({"x": X})["z"], -1 / (1 + np.exp(-X)), rtol=1e-5)
     b.members["src/kernels/burnedge.h"] = b"/* other kernels */"
     with pytest.raises(bundle.BundleError, match="no library in the bundle runs on this host"):
-        b.library()
+        c_load.library(b)
 
 
 def test_two_threads_share_one_bundle_session(bedge, onnx_path):

@@ -11,7 +11,8 @@ import numpy as np
 import onnx
 import pytest
 
-from burnedge import bundle, bundle_writer
+from burnedge import bundle
+from burnedge.bundle import writer as bundle_writer
 from burnedge.cli import main
 
 from .test_bundle import X, chain_model
@@ -60,11 +61,10 @@ def test_verify_fails_on_a_tight_tolerance(bedge, tmp_path, capsys):
     assert out.rstrip().endswith(("PASS", "FAIL"))
     b = bundle.read(bedge)
     members = dict(b.members)
-    from burnedge.exporter import _npz
 
-    arrays = bundle._npz(members["vectors/1.npz"])
+    arrays = bundle.decode_npz(members["vectors/1.npz"])
     arrays["out_1"] = -arrays["out_1"]
-    members["vectors/1.npz"] = _npz(arrays)
+    members["vectors/1.npz"] = bundle.encode_npz(arrays)
     bad = bundle_writer.write(tmp_path / "bad.bedge", {k: v for k, v in b.manifest.items() if k != "files"}, members)
     assert main(["verify", str(bad)]) == 1
     out = capsys.readouterr().out

@@ -1,37 +1,37 @@
-"""The C backend: passes, a static plan, generated C over a portable kernel library, loaded through cffi.
+"""The C backend: a plan becomes generated C over the kernel library, compiled per target, loaded through cffi.
 
-graph --optimize--> graph --make_plan--> Plan --emit--> model.c --cc--> model.so --cffi--> CModel.run
+Plan --emit--> model.c --cc (host or a target's cross compiler)--> model.so --cffi--> CModel.run
+
+The compiler (burnedge.compiler) hands it a Plan made with its pass pipeline and its kernels' scratch sizes; it
+never runs passes or the planner itself. Modules: lower/ (one lowering per op family), emit.py (plan -> C),
+kernels/ (the kernel library by ISA), build.py (compiling, cached), cross.py (targets' toolchains and library
+rows), runtime.py (the loaded library, a pool of arenas), load.py (a bundle back to a CModel), standalone.py (the
+runner program that emulation and boards run without Python).
 """
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
+from pathlib import Path
 
+from ...bundle import Bundle
 from ...ir import Graph, Node
-from ...passes import DEFAULT_PIPELINE, optimize
-from ...plan import Plan, make_plan
-from .build import build_model, host_toolchain
-from .emit import Emitted, emit, weights_blob
-from .lower import find
+from ...passes import DEFAULT_PIPELINE
+from ...plan import Plan
+from ...targets import Target
+from ..base import Artifacts, Backend, Library
+from .build import build_model, host_toolchain, kernel_sources
+from .cross import library_row, toolchain
+from .emit import emit, weights_blob
+from .load import load
+from .lower import CTYPES, find
 from .runtime import CModel, TensorSlot
+from .standalone import runner_binary
 
-__all__ = ["BACKEND", "CBackend", "prepare"]
-
-
-def prepare(graph: Graph, pipeline: Sequence[str] = DEFAULT_PIPELINE) -> tuple[Plan, Emitted]:
-    """Optimises a copy of `graph` with `pipeline`, plans it with each kernel's scratch, and emits its C source."""
-    g = optimize(graph.copy(), pipeline)
-
-    def scratch(node: Node) -> int:
-        lowering = find(node)
-        return lowering.scratch(g, node) if lowering is not None and lowering.scratch is not None else 0
-
-    plan = make_plan(g, scratch)
-    return plan, emit(plan, g.name)
+__all__ = ["BACKEND", "CBackend", "io_slots"]
 
 
-def slots(plan: Plan) -> tuple[list[TensorSlot], list[TensorSlot], dict]:
+def io_slots(plan: Plan) -> tuple[list[TensorSlot], list[TensorSlot], dict]:
     g = plan.graph
     ins = [TensorSlot(n, plan.offsets[n], g.values[n].dtype, g.values[n].shape) for n in g.inputs]
     outs = [TensorSlot(n, plan.offsets.get(n), g.values[n].dtype, g.values[n].shape) for n in g.outputs]
@@ -39,20 +39,53 @@ def slots(plan: Plan) -> tuple[list[TensorSlot], list[TensorSlot], dict]:
     return ins, outs, consts
 
 
-class CBackend:
+class CBackend(Backend):
     name = "c"
+    pipeline = DEFAULT_PIPELINE
+    qdq = True
 
     def unavailable_reason(self) -> str | None:
         cc = host_toolchain().cc
         return None if shutil.which(cc) else f"no C compiler {cc!r} (Debian: apt-get install gcc)"
 
-    def compile(self, graph: Graph, threads: int = 1) -> CModel:
-        plan, emitted = prepare(graph)
-        library = build_model(emitted.source)
-        ins, outs, consts = slots(plan)
-        model = CModel(library, weights_blob(emitted), ins, outs, consts, threads)
+    def supports(self, node: Node, graph: Graph | None = None) -> str | None:
+        if find(node) is None:
+            return f"no C kernel for {node.op.key}"
+        if graph is not None:
+            for name in [*node.inputs, *node.outputs]:
+                if name and graph.values[name].dtype.name not in CTYPES:
+                    return f"no C type for {graph.values[name].dtype.name} (tensor {name!r})"
+        return None
+
+    def scratch(self, graph: Graph, node: Node) -> int:
+        lowering = find(node)
+        return lowering.scratch(graph, node) if lowering is not None and lowering.scratch is not None else 0
+
+    def compile(self, plan: Plan, threads: int = 1, instrument: bool = False) -> CModel:
+        emitted = emit(plan, plan.graph.name)  # every C build can run step by step
+        ins, outs, consts = io_slots(plan)
+        g = plan.graph
+        tensors = {n: TensorSlot(n, off, g.values[n].dtype, g.values[n].shape) for n, off in plan.offsets.items()}
+        model = CModel(build_model(emitted.source), weights_blob(emitted), ins, outs, consts, threads, tensors)
         model.plan = plan
         return model
+
+    def artifacts(self, plan: Plan) -> Artifacts:
+        emitted = emit(plan, plan.graph.name)
+        members = {"src/model.c": emitted.source.encode()}
+        members.update({f"src/kernels/{n}": text.encode() for n, text in kernel_sources().items()})
+        return Artifacts(members, emitted.weights, emitted.weight_bytes, payload=emitted.source)
+
+    def build(self, artifacts: Artifacts, target: Target) -> Library:
+        path = f"lib/{target.name}/model.so"
+        so = build_model(artifacts.payload, toolchain(target)).read_bytes()
+        return Library({path: so}, library_row(target, path))
+
+    def load(self, bundle: Bundle, threads: int = 1) -> CModel:
+        return load(bundle, threads)
+
+    def runner(self, target: Target) -> Path:
+        return runner_binary(target)
 
 
 BACKEND = CBackend()

@@ -3,12 +3,16 @@
 Ownership: the runtime owns one read-only weights blob per model and a pool of arenas; each `run` takes an arena
 from the pool (making one when all are busy), so concurrent runs never share scratch memory, and gives it back.
 Inputs are copied into the arena at their planned offsets; outputs are copied out before the arena goes back.
+
+A library built with instrumentation (emit(..., instrument=True)) also exports one entry per step and a timed
+run: `run_steps` runs it step by step with hooks that read any tensor of the plan, `profile` times every step.
 """
 
 from __future__ import annotations
 
 import math
 import queue
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +21,7 @@ import numpy as np
 
 from ...errors import BurnedgeError
 
-__all__ = ["CModel", "TensorSlot", "aligned_empty"]
+__all__ = ["CModel", "TensorSlot", "aligned_copy", "aligned_empty"]
 
 _FFI = cffi.FFI()
 _FFI.cdef(
@@ -25,6 +29,9 @@ _FFI.cdef(
     int be_model_run(uint8_t *arena, const uint8_t *weights, int threads);
     size_t be_model_arena_bytes(void);
     size_t be_model_weight_bytes(void);
+    int be_model_steps(void);
+    int be_model_step(uint8_t *arena, const uint8_t *weights, int threads, int step);
+    int be_model_profile(uint8_t *arena, const uint8_t *weights, int threads, double *ns);
     """
 )
 
@@ -34,6 +41,14 @@ def aligned_empty(nbytes: int, align: int = 64) -> np.ndarray:
     raw = np.empty(nbytes + align, np.uint8)
     start = (-raw.ctypes.data) % align
     return raw[start : start + nbytes]
+
+
+def aligned_copy(data: np.ndarray) -> np.ndarray:
+    """A read-only, 64-byte aligned copy of a byte array (a weight blob as the generated code addresses it)."""
+    out = aligned_empty(data.nbytes)
+    out[:] = data.reshape(-1).view(np.uint8)
+    out.flags.writeable = False
+    return out
 
 
 @dataclass(frozen=True)
@@ -67,6 +82,7 @@ class CModel:
         outputs: list[TensorSlot],
         constants: dict[str, np.ndarray],
         threads: int = 1,
+        tensors: Mapping[str, TensorSlot] | None = None,
     ):
         try:
             self._lib = _FFI.dlopen(str(library))
@@ -83,6 +99,7 @@ class CModel:
         if threads < 1:
             raise BurnedgeError(f"threads must be at least 1, not {threads}")
         self.threads = threads
+        self.tensors = dict(tensors or {})  # every arena tensor of the plan by name (instrumented builds)
         self._pool: queue.SimpleQueue[_Arena] = queue.SimpleQueue()
 
     def _new_arena(self) -> _Arena:
@@ -97,17 +114,65 @@ class CModel:
         outs = [(s.name, view(s) if s.offset is not None else self.constants[s.name]) for s in self.outputs]
         return _Arena(arena, _FFI.from_buffer("uint8_t[]", arena), ins, outs)
 
-    def run(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def _take(self, feeds: Mapping[str, np.ndarray]) -> _Arena:
         try:
             a = self._pool.get_nowait()
         except queue.Empty:
             a = self._new_arena()
+        for name, view in a.inputs:
+            view[...] = feeds[name]
+        return a
+
+    def run(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        a = self._take(feeds)
         try:
-            for name, view in a.inputs:
-                view[...] = feeds[name]
             rc = self._lib.be_model_run(a.pointer, self._wptr, self.threads)
             if rc != 0:
                 raise BurnedgeError(f"the model library returned error {rc}")
             return {name: view.copy() for name, view in a.outputs}
         finally:
             self._pool.put(a)
+
+    def _steps(self) -> int:
+        try:
+            return int(self._lib.be_model_steps())
+        except AttributeError:
+            raise BurnedgeError("this model library was built without instrumentation (no per-step entry)") from None
+
+    def run_steps(self, feeds: Mapping[str, np.ndarray], before=None, after=None) -> dict[str, np.ndarray]:
+        """Runs step by step; `before(i, read)` / `after(i, read)` see step i's tensors (`read(name)` copies one
+        out of the arena; a constant comes from the weights). Returns the outputs, as `run` does."""
+        n = self._steps()
+        a = self._take(feeds)
+
+        def read(name: str) -> np.ndarray:
+            s = self.tensors[name]
+            nbytes = math.prod(s.shape) * s.dtype.itemsize
+            return a.memory[s.offset : s.offset + nbytes].view(s.dtype).reshape(s.shape).copy()
+
+        try:
+            for i in range(n):
+                if before is not None:
+                    before(i, read)
+                rc = self._lib.be_model_step(a.pointer, self._wptr, self.threads, i)
+                if rc != 0:
+                    raise BurnedgeError(f"the model library returned error {rc} at step {i}")
+                if after is not None:
+                    after(i, read)
+            return {name: view.copy() for name, view in a.outputs}
+        finally:
+            self._pool.put(a)
+
+    def profile(self, feeds: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], list[float]]:
+        """One run, timed in C between steps: the outputs, and seconds per step."""
+        n = self._steps()
+        ns = np.zeros(max(n, 1), np.float64)
+        a = self._take(feeds)
+        try:
+            rc = self._lib.be_model_profile(a.pointer, self._wptr, self.threads, _FFI.from_buffer("double[]", ns))
+            if rc != 0:
+                raise BurnedgeError(f"the model library returned error {rc}")
+            outs = {name: view.copy() for name, view in a.outputs}
+        finally:
+            self._pool.put(a)
+        return outs, [float(t) * 1e-9 for t in ns[:n]]

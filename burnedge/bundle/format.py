@@ -15,23 +15,19 @@ Members (format 1), all stored uncompressed with fixed timestamps, so one model 
     vectors/<i>.npz        test vectors: in_<k> / out_<k> are input k / reference output k, in manifest order
 
 Trust: `read` checks that the file is an archive (or folder) with a manifest of a known format version, and that
-the members are exactly those the manifest lists, each with its size and SHA-256, BEFORE it parses any member or
-loads any library. A library is then copied to the cache under its hash and loaded from there (its hash is checked
-again on every load). Writing, atomic, is burnedge.bundle_writer's.
+the members are exactly those the manifest lists, each with its size and SHA-256, BEFORE it parses any member.
+This module reads and checks; it compiles and loads nothing (a backend's `load` does: burnedge.backends). Writing,
+atomic, is burnedge.bundle.writer's; test vectors are burnedge.bundle.vectors'.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import io
 import json
 import math
 import os
-import platform
 import re
-import shutil
-import tempfile
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -40,8 +36,9 @@ from typing import Any
 
 import numpy as np
 
-from .errors import BurnedgeError
-from .model import TensorInfo
+from ..errors import BundleError
+from ..model import TensorInfo
+from .vectors import decode_npz
 
 __all__ = [
     "FORMAT",
@@ -49,7 +46,6 @@ __all__ = [
     "SUFFIX",
     "Bundle",
     "BundleError",
-    "host_fingerprint",
     "looks_like",
     "read",
 ]
@@ -62,10 +58,6 @@ MEMBER_NAME = re.compile(r"^(?!/)(?!.*(^|/)\.\.?(/|$))[A-Za-z0-9._/+-]+$")  # re
 _MAX_MANIFEST = 16 << 20
 
 
-class BundleError(BurnedgeError):
-    """A bundle that cannot be written or trusted: not a bundle, an unknown format, a damaged or tampered member."""
-
-
 def looks_like(path: str | os.PathLike[str]) -> bool:
     """True for what should be opened as a bundle: a .bedge path, a folder with a manifest, or a zip archive."""
     p = Path(path)
@@ -76,22 +68,6 @@ def looks_like(path: str | os.PathLike[str]) -> bool:
             return f.read(4) == b"PK\x03\x04"
     except OSError:
         return False
-
-
-@functools.cache
-def host_fingerprint() -> dict[str, str]:
-    """What a library built with -march=native depends on: OS, architecture and the CPU's instruction set flags."""
-    flags = platform.processor()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() in ("flags", "Features"):
-                flags = " ".join(sorted(value.split()))
-                break
-    except OSError:
-        pass
-    cpu = hashlib.sha256(flags.encode()).hexdigest()[:16]
-    return {"system": platform.system(), "machine": platform.machine(), "cpu": cpu}
 
 
 def _sha256(data: bytes) -> str:
@@ -223,24 +199,7 @@ def _check_layout(path: Path, m: dict[str, Any]) -> None:
         raise BundleError(f"{path}: {MANIFEST} is malformed ({type(exc).__name__}: {exc})") from None
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 # -- a verified bundle --------------------------------------------------------------------------------------------
-def _npz(data: bytes) -> dict[str, np.ndarray]:
-    with np.load(io.BytesIO(data), allow_pickle=False) as z:
-        return {k: z[k] for k in z.files}
-
-
 @dataclass
 class Bundle:
     """A bundle whose members have all passed their checks; accessors parse them on demand."""
@@ -310,12 +269,9 @@ class Bundle:
             raise BundleError(f"{self.path}: weights.safetensors is malformed ({exc})") from None
 
     def weights(self) -> np.ndarray:
-        """The weight blob exactly as the library addresses it: each constant at its offset, 64-byte aligned."""
-        from .backends.c.runtime import aligned_empty
-
+        """The weight blob exactly as the library addresses it: each constant at its offset (read-only bytes)."""
         tensors, size = self.tensors(), self.weight_bytes
-        blob = aligned_empty(size)
-        blob[:] = 0
+        blob = np.zeros(size, np.uint8)
         for w in self._get("weights"):
             arr = tensors.get(w["key"])
             if arr is None or arr.nbytes != w["bytes"] or not 0 <= w["offset"] <= size - w["bytes"]:
@@ -339,7 +295,7 @@ class Bundle:
         ins, outs = [t.name for t in self.inputs], [t.name for t in self.outputs]
         result = []
         for name in self._get("vectors"):
-            z = _npz(self.member(name))
+            z = decode_npz(self.member(name))
             try:
                 result.append(
                     ({n: z[f"in_{k}"] for k, n in enumerate(ins)}, {n: z[f"out_{k}"] for k, n in enumerate(outs)})
@@ -348,67 +304,12 @@ class Bundle:
                 raise BundleError(f"{self.path}: test vector {name!r} lacks {exc}") from None
         return result
 
-    def library(self) -> Path:
-        """A loadable library for this host: the bundle's own (copied to the cache by hash) or one rebuilt here.
-
-        A library built for this very CPU (`host_fingerprint`) wins; else one cross-compiled for a target whose
-        triple and required CPU features this machine has (the most specific one); else the bundle's source is
-        compiled here, with burnedge's kernels when they are the bundle's, else with the bundle's own.
-        """
-        from .backends.c.build import BuildError, build_model, cache_dir, kernel_sources
-        from .targets import pick_library
-
-        here = host_fingerprint()
-        lib = pick_library(self._get("libraries").values(), here)
-        if lib is not None:
-            sha = self.manifest["files"][lib["path"]]["sha256"]
-            cached = cache_dir() / "bundles" / f"{sha}.so"
-            if not (cached.is_file() and _sha256(cached.read_bytes()) == sha):
-                _write_atomic(cached, self.member(lib["path"]))
-            return cached
-        same = self.kernels == kernel_sources()
-        try:
-            return build_model(self.source) if same else build_model(self.source, kernel_dir=self.kernel_dir())
-        except BuildError as exc:
-            raise BundleError(
-                f"{self.path}: no library in the bundle runs on this host ({here['system']} {here['machine']}) "
-                f"and rebuilding it from the bundle's {'source' if same else 'own kernels'} failed; export the "
-                f"model again here or for this board's target ({exc})"
-            ) from None
-
-    def kernel_dir(self) -> Path:
-        """The bundle's own kernel sources in a cache folder (named by their hash), for rebuilding its library."""
-        from .backends.c.build import cache_dir
-
-        kernels = self.kernels
-        if not kernels or any("/" in n or not n.endswith((".c", ".h")) for n in kernels):
-            raise BundleError(f"{self.path}: the bundle carries no usable kernel sources (src/kernels/*.c, *.h)")
-        digest = _sha256(repr(sorted(kernels.items())).encode())[:20]
-        folder = cache_dir() / "kernels" / digest
-        if not folder.is_dir():
-            folder.parent.mkdir(parents=True, exist_ok=True)
-            tmp = Path(tempfile.mkdtemp(dir=folder.parent, suffix=".tmp"))
-            for name, text in kernels.items():
-                (tmp / name).write_text(text)
-            try:
-                os.replace(tmp, folder)
-            except OSError:  # another process placed it first
-                shutil.rmtree(tmp, ignore_errors=True)
-        return folder
-
     @property
     def targets(self) -> list[str]:
         """The targets the bundle carries a library for."""
         return list(self._get("libraries"))
 
-    def load(self, threads: int = 1):  # -> burnedge.backends.c.runtime.CModel
-        """The bundle's library loaded with its weights, ready to run (thread-safe)."""
-        from .backends.c.runtime import CModel, TensorSlot
-
-        def slots(key: str) -> list[TensorSlot]:
-            return [
-                TensorSlot(t["name"], t.get("offset"), np.dtype(t["dtype"]), tuple(t["shape"])) for t in self._get(key)
-            ]
-
-        ins, outs = slots("inputs"), slots("outputs")
-        return CModel(self.library(), self.weights(), ins, outs, self.constant_outputs(), threads)
+    @property
+    def backend(self) -> str:
+        """The backend that built the bundle and loads it (bundles before the field existed are the C backend's)."""
+        return str(self.manifest.get("backend", "c"))

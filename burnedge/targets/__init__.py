@@ -2,12 +2,12 @@
 
 Where targets come from, later ones replacing earlier ones of the same name (the file name without .toml):
 
-1. the files shipped with burnedge (``targets/*.toml`` at the repository root);
+1. the files shipped with burnedge (``burnedge/targets/*.toml``, beside this module, in the wheel too);
 2. the folders (or files) in $BURNEDGE_TARGETS, separated by ':';
 3. the folders (or files) a caller passes as `dirs`;
 4. a path to a .toml file given where a target name is expected (``--target ./myboard.toml``).
 
-A file (see targets/rpi4.toml for a commented one)::
+A file (see burnedge/targets/rpi4.toml for a commented one)::
 
     description = "Raspberry Pi 4 (Cortex-A72, 64-bit Raspberry Pi OS)"
     arch = "aarch64"                  # aarch64, armv7, riscv64, x86_64
@@ -17,6 +17,7 @@ A file (see targets/rpi4.toml for a commented one)::
     ram_mb = 1024                     # a bundle whose arena + weights exceed it is refused
     features = ["fp", "asimd"]        # CPU features the library needs, as the kernel names them (HWCAP)
     native = false                    # true: build for the machine running burnedge (-march=native)
+    kernels = ["reference", "arm"]    # the kernel sets the C backend builds (default: chosen from arch/features)
 
     [compiler]
     cc = "aarch64-linux-gnu-gcc"
@@ -32,46 +33,32 @@ A file (see targets/rpi4.toml for a commented one)::
     docker_platform = "linux/arm64"   # for --runner docker
     docker_image = "debian:bookworm-slim"
 
-A bad file is a `TargetError` naming the file and the field; an unknown name lists the known targets.
+A bad file is a `TargetError` naming the file and the field; an unknown name lists the known targets. A target
+is data: how to compile for it and load on it is each backend's business (its `build` and `load`).
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import platform
 import re
-import shutil
 import sys
-import sysconfig
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import BurnedgeError
+from .. import host
+from ..errors import BurnedgeError
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = [
-    "BUILTIN_DIR",
-    "Emulator",
-    "Target",
-    "TargetError",
-    "available",
-    "build_libraries",
-    "get",
-    "host_features",
-    "host_triple",
-    "load_file",
-    "pick_library",
-    "resolve",
-]
+__all__ = ["BUILTIN_DIR", "Emulator", "Target", "TargetError", "available", "get", "load_file", "resolve"]
 
-BUILTIN_DIR = Path(__file__).resolve().parent.parent / "targets"
+BUILTIN_DIR = Path(__file__).resolve().parent
 ENV = "BURNEDGE_TARGETS"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _OSES = ("linux",)
@@ -116,34 +103,7 @@ class Target:
     ldflags: tuple[str, ...] = ()
     native: bool = False
     emulator: Emulator | None = None
-
-    def toolchain(self):  # -> burnedge.backends.c.build.Toolchain
-        """The compiler for this target; a missing cross compiler is an error naming the package to install."""
-        from .backends.c.build import Toolchain, host_toolchain
-
-        if self.native:
-            return host_toolchain()
-        for tool in (self.cc, self.ar):
-            if shutil.which(tool) is None:
-                raise TargetError(
-                    f"target {self.name!r} ({self.path}): the cross compiler {tool!r} is not installed; "
-                    f"install it with: apt-get install {self.package}"
-                )
-        base = tuple(f for f in host_toolchain().cflags if not f.startswith(("-march=", "-mcpu=", "-mtune=")))
-        return Toolchain(
-            self.cc, (*base, *self.flags), ("-lm", "-fopenmp", *self.ldflags), self.ar, self.name, package=self.package
-        )
-
-    def library_entry(self, path: str) -> dict[str, Any]:
-        """The manifest's row for this target's library: where it is and what a machine needs to load it."""
-        tc = self.toolchain()
-        if self.native:
-            from .bundle import host_fingerprint
-
-            where: dict[str, Any] = {**host_fingerprint(), "triple": self.triple}
-        else:
-            where = {"system": "Linux", "machine": self.arch, "triple": self.triple, "requires": list(self.features)}
-        return {"path": path, **where, "cc": tc.cc, "cflags": list(tc.cflags)}
+    kernels: tuple[str, ...] = ()  # the C kernel sets to build; () lets the backend choose from arch and features
 
     def check_fits(self, nbytes: int) -> None:
         """Refuses a model whose arena and weights exceed the board's RAM."""
@@ -152,100 +112,6 @@ class Target:
                 f"the model needs {nbytes:,} bytes (arena + weights), more than the {self.ram_mb} MB of RAM of "
                 f"target {self.name!r} ({self.path})"
             )
-
-
-def build_libraries(source: str, targets: Sequence[Target]) -> tuple[dict[str, bytes], dict[str, dict[str, Any]]]:
-    """A generated model source compiled for each target: the bundle members lib/<target>/model.so and the
-    manifest's `libraries` table (what each needs to load: burnedge.bundle picks the one that runs here)."""
-    from .backends.c.build import build_model
-
-    members, table = {}, {}
-    for t in targets:
-        path = f"lib/{t.name}/model.so"
-        members[path] = build_model(source, t.toolchain()).read_bytes()
-        table[t.name] = t.library_entry(path)
-    return members, table
-
-
-# -- this machine ---------------------------------------------------------------------------------------------------
-_AARCH64_HWCAP = (
-    "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt fcma lrcpc dcpop sha3 sm3 "
-    "sm4 asimddp sha512 sve asimdfhm dit uscat ilrcpc flagm ssbs sb paca pacg"
-).split()
-_AARCH64_HWCAP2 = "dcpodp sve2 sveaes svepmull svebitperm svesha3 svesm4 flagm2 frint svei8mm svef32mm svef64mm "
-_AARCH64_HWCAP2 += "svebf16 i8mm bf16 dgh rng bti mte"
-_ARM_HWCAP = (
-    "swp half thumb 26bit fastmult fpa vfp edsp java iwmmxt crunch thumbee neon vfpv3 vfpv3d16 tls vfpv4 idiva "
-    "idivt vfpd32 lpae evtstrm"
-).split()
-
-
-def host_triple() -> str:
-    """The multiarch triple of this Python (aarch64-linux-gnu, arm-linux-gnueabihf ...): the libraries it loads."""
-    multiarch = sysconfig.get_config_var("MULTIARCH")
-    if multiarch:
-        return str(multiarch)
-    machine = platform.machine().lower()
-    arm32 = machine.startswith("arm") and sys.maxsize < 2**32
-    return "arm-linux-gnueabihf" if arm32 else f"{machine}-{platform.system().lower()}-gnu"
-
-
-@functools.cache
-def host_features() -> frozenset[str]:
-    """The CPU features of this machine as Linux names them: the auxiliary vector's HWCAP bits (right under QEMU
-    user mode too, where /proc/cpuinfo describes the host), else the flags of /proc/cpuinfo."""
-    triple = host_triple()
-    tables = {"aarch64": (_AARCH64_HWCAP, _AARCH64_HWCAP2.split()), "arm": (_ARM_HWCAP, [])}
-    arch = triple.split("-")[0]
-    try:
-        import cffi
-
-        ffi = cffi.FFI()
-        ffi.cdef("unsigned long getauxval(unsigned long type);")
-        libc = ffi.dlopen(None)
-        hwcap, hwcap2 = int(libc.getauxval(16)), int(libc.getauxval(26))  # AT_HWCAP, AT_HWCAP2
-    except (OSError, AttributeError, ImportError):
-        hwcap = hwcap2 = 0
-    if arch == "riscv64" and hwcap:
-        return frozenset(chr(ord("a") + i) for i in range(26) if hwcap >> i & 1)
-    if arch in tables and hwcap:
-        one, two = tables[arch]
-        return frozenset(
-            [n for i, n in enumerate(one) if hwcap >> i & 1] + [n for i, n in enumerate(two) if hwcap2 >> i & 1]
-        )
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() in ("flags", "Features"):
-                return frozenset(value.split())
-    except OSError:
-        pass
-    return frozenset()
-
-
-def pick_library(libraries: Iterable[dict[str, Any]], here: dict[str, str]) -> dict[str, Any] | None:
-    """The manifest row of the library to load on this machine (`here`: burnedge.bundle.host_fingerprint()): one
-    built for this very CPU, else the cross-compiled one with the most required features among those whose triple
-    and features this machine has; None when none runs here."""
-    best, rank = None, -1
-    for lib in libraries:
-        if "cpu" in lib:  # -march=native: exactly this instruction set
-            fits, score = all(lib.get(k) == v for k, v in here.items()), 1 << 20
-        else:
-            requires = set(lib.get("requires", ()))
-            fits = lib.get("system") == here["system"] and lib.get("triple") == host_triple()
-            fits = fits and requires <= host_features()
-            score = len(requires)
-        if fits and score > rank:
-            best, rank = lib, score
-    return best
-
-
-def _ram_mb() -> int:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
-    except (ValueError, OSError, AttributeError):
-        return 1024
 
 
 # -- reading files --------------------------------------------------------------------------------------------------
@@ -259,6 +125,7 @@ _TOP: dict[str, tuple[Any, bool]] = {
     "ram_mb": (int, False),
     "features": (list, False),
     "native": (bool, False),
+    "kernels": (list, False),
     "compiler": (dict, True),
     "emulator": (dict, False),
 }
@@ -343,9 +210,9 @@ def load_file(path: str | os.PathLike[str]) -> Target:
         description=data["description"],
         os=data["os"],
         arch=data.get("arch") or platform.machine(),
-        triple=data.get("triple") or host_triple(),
+        triple=data.get("triple") or host.triple(),
         cores=data.get("cores") or os.cpu_count() or 1,
-        ram_mb=data.get("ram_mb") or _ram_mb(),
+        ram_mb=data.get("ram_mb") or host.ram_mb(),
         features=tuple(data.get("features", ())),
         cc=os.environ.get("CC", compiler["cc"]) if native else compiler["cc"],
         ar=compiler.get("ar", "ar"),
@@ -354,6 +221,7 @@ def load_file(path: str | os.PathLike[str]) -> Target:
         ldflags=tuple(compiler.get("ldflags", ())),
         native=native,
         emulator=emulator,
+        kernels=tuple(data.get("kernels", ())),
     )
 
 

@@ -1,7 +1,7 @@
 """Writing an edge bundle atomically: members go to a temporary file or folder next to the destination, which is
 renamed into place at the end, so an exception or an interrupt leaves either the old bundle or the new one.
 
-The format (members, manifest) is described in burnedge.bundle, which reads what this writes.
+The format (members, manifest) is described in burnedge.bundle.format, which reads what this writes.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from .bundle import MANIFEST, MEMBER_NAME, BundleError
+from .format import MANIFEST, MEMBER_NAME, BundleError
 
 __all__ = ["check_destination", "dumps", "write"]
 

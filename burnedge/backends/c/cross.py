@@ -1,0 +1,68 @@
+"""The C backend and the boards: a target's toolchain, its library's manifest row, and which row loads here.
+
+A target (burnedge.targets) is data; this module turns it into a compiler with flags (`toolchain`), describes a
+library built with it (`library_row`: what a machine needs to load it), and picks, among a bundle's rows, the one
+that runs on this machine (`pick_library`).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable
+from typing import Any
+
+from ... import host
+from ...targets import Target, TargetError
+from .build import Toolchain, host_toolchain
+
+__all__ = ["library_row", "pick_library", "toolchain"]
+
+
+def toolchain(target: Target) -> Toolchain:
+    """The compiler for `target`; a missing cross compiler is an error naming the package to install."""
+    if target.native:
+        return host_toolchain()
+    for tool in (target.cc, target.ar):
+        if shutil.which(tool) is None:
+            raise TargetError(
+                f"target {target.name!r} ({target.path}): the cross compiler {tool!r} is not installed; "
+                f"install it with: apt-get install {target.package}"
+            )
+    base = tuple(f for f in host_toolchain().cflags if not f.startswith(("-march=", "-mcpu=", "-mtune=")))
+    return Toolchain(
+        target.cc,
+        (*base, *target.flags),
+        ("-lm", "-fopenmp", *target.ldflags),
+        target.ar,
+        target.name,
+        package=target.package,
+    )
+
+
+def library_row(target: Target, path: str) -> dict[str, Any]:
+    """The manifest's row for `target`'s library at `path`: where it is and what a machine needs to load it."""
+    tc = toolchain(target)
+    if target.native:
+        where: dict[str, Any] = {**host.fingerprint(), "triple": target.triple}
+    else:
+        where = {"system": "Linux", "machine": target.arch, "triple": target.triple, "requires": list(target.features)}
+    return {"path": path, **where, "cc": tc.cc, "cflags": list(tc.cflags)}
+
+
+def pick_library(libraries: Iterable[dict[str, Any]], here: dict[str, str] | None = None) -> dict[str, Any] | None:
+    """The manifest row of the library to load on this machine (`here`: host.fingerprint()): one built for this
+    very CPU, else the cross-compiled one with the most required features among those whose triple and features
+    this machine has; None when none runs here."""
+    here = here if here is not None else host.fingerprint()
+    best, rank = None, -1
+    for lib in libraries:
+        if "cpu" in lib:  # -march=native: exactly this instruction set
+            fits, score = all(lib.get(k) == v for k, v in here.items()), 1 << 20
+        else:
+            requires = set(lib.get("requires", ()))
+            fits = lib.get("system") == here["system"] and lib.get("triple") == host.triple()
+            fits = fits and requires <= host.features()
+            score = len(requires)
+        if fits and score > rank:
+            best, rank = lib, score
+    return best

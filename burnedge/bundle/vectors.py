@@ -1,0 +1,58 @@
+"""Test vectors: seeded example inputs for a graph, and the .npz members (fixed timestamps) that carry them.
+
+A vector member `vectors/<i>.npz` holds `in_<k>` (input k) and `out_<k>` (the reference's output k), in the
+manifest's order of inputs and outputs.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import numpy as np
+
+from ..errors import BundleError
+from ..ir import Graph
+
+__all__ = ["decode_npz", "encode_npz", "example_inputs"]
+
+
+def example_inputs(graph: Graph, seed: int = 0) -> dict[str, np.ndarray]:
+    """Deterministic random inputs of the right shapes and dtypes: floats ~ N(0, 1), booleans fair coins, integers
+    in [0, 2) or, for the indices of a Gather, in [0, size of the gathered axis)."""
+    rng = np.random.default_rng(seed)
+    bound: dict[str, int] = {}
+    for node in graph.nodes:
+        if node.op_type in ("Gather", "GatherElements") and len(node.inputs) > 1 and node.inputs[1] in graph.inputs:
+            shape = graph.values[node.inputs[0]].shape
+            if shape:
+                dim = shape[int(node.attrs.get("axis", 0)) % len(shape)]
+                bound[node.inputs[1]] = min(bound.get(node.inputs[1], dim), dim)
+    feeds = {}
+    for name in graph.inputs:
+        v = graph.values[name]
+        if v.dtype.kind == "f":
+            feeds[name] = rng.standard_normal(v.shape).astype(v.dtype)
+        elif v.dtype.kind == "b":
+            feeds[name] = rng.random(v.shape) < 0.5
+        elif v.dtype.kind in "iu":
+            feeds[name] = rng.integers(0, max(bound.get(name, 2), 1), v.shape).astype(v.dtype)
+        else:
+            raise BundleError(f"cannot make test inputs for input {name!r} of dtype {v.dtype}")
+    return feeds
+
+
+def encode_npz(arrays: dict[str, np.ndarray]) -> bytes:
+    """An .npz archive with fixed timestamps (np.savez stamps the current time, which breaks reproducibility)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for key, arr in arrays.items():
+            member = io.BytesIO()
+            np.lib.format.write_array(member, np.ascontiguousarray(arr), allow_pickle=False)
+            zf.writestr(zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0)), member.getvalue())
+    return buf.getvalue()
+
+
+def decode_npz(data: bytes) -> dict[str, np.ndarray]:
+    with np.load(io.BytesIO(data), allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}

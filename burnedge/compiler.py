@@ -1,0 +1,94 @@
+"""The compiler: a model and a backend in, a Plan and an executable out. The one place that runs passes and plans.
+
+Steps of `compile(model, backend, options)`:
+
+1. QDQ import, when the backend asks for it (`backend.qdq`) and the graph has Q/DQ pairs: they become int8 ops
+   (burnedge.quantize.qdq);
+2. the backend's pass pipeline (`backend.pipeline`, or `options.pipeline`) on a copy of the graph;
+3. `make_plan` with the backend's scratch sizes, so the one arena holds every kernel's scratch memory;
+4. `backend.compile(plan, threads)`.
+
+`plan(model, backend, options)` stops after step 3: the exporter turns that plan into a bundle through
+`backend.artifacts` and `backend.build`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .backends import Backend, Executable, get
+from .errors import BurnedgeError, UnsupportedOpError
+from .ir import Graph
+from .model import Model
+from .passes import optimize
+from .plan import Plan, make_plan
+
+try:  # TODO(lead): the QDQ import is moving from passes/fold_qdq.py into quantize/qdq; drop this fallback then
+    from .quantize.qdq import has_qdq, import_qdq
+except ImportError:  # pragma: no cover - transitional
+    from .passes import fold_qdq as _fold_qdq
+
+    def has_qdq(graph: Graph) -> bool:
+        return any(n.op_type in ("QuantizeLinear", "DequantizeLinear") for n in graph.nodes)
+
+    def import_qdq(graph: Graph) -> Graph:
+        return _fold_qdq.run(graph)
+
+
+__all__ = ["Compiled", "Options", "compile", "plan", "unsupported"]
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to compile: `pipeline` and `qdq` replace the backend's own choices when set; `threads` is the cores a
+    run uses; `instrument` asks for an executable that also runs step by step (checked<x>, profiled<x>)."""
+
+    pipeline: Sequence[str] | None = None
+    qdq: bool | None = None
+    threads: int = 1
+    instrument: bool = False
+
+
+@dataclass
+class Compiled:
+    """A plan and what runs it on one backend."""
+
+    plan: Plan
+    executable: Executable
+    backend: Backend
+
+
+def _backend(backend: Backend | str) -> Backend:
+    return get(backend) if isinstance(backend, str) else backend
+
+
+def unsupported(graph: Graph, backend: Backend) -> dict[tuple[str, str, int], list[str]]:
+    """(domain, op, opset) -> node names of every node `backend` cannot run, with the reason as the first name."""
+    missing: dict[tuple[str, str, int], list[str]] = {}
+    for node in graph.nodes:
+        if backend.supports(node) is not None:
+            missing.setdefault((node.op.domain, node.op_type, graph.opset), []).append(node.name)
+    return missing
+
+
+def plan(model: Model | Graph, backend: Backend | str, options: Options | None = None) -> Plan:
+    """Steps 1-3 of the module docstring: the plan `backend` runs (its ops checked with `backend.supports`)."""
+    b, o = _backend(backend), options or Options()
+    graph = (model.graph if isinstance(model, Model) else model).copy()
+    if (b.qdq if o.qdq is None else o.qdq) and has_qdq(graph):
+        graph = import_qdq(graph)
+    graph = optimize(graph, b.pipeline if o.pipeline is None else tuple(o.pipeline))
+    missing = unsupported(graph, b)
+    if missing:
+        raise UnsupportedOpError(missing, backend=b.name)
+    return make_plan(graph, lambda node: b.scratch(graph, node))
+
+
+def compile(model: Model | Graph, backend: Backend | str, options: Options | None = None) -> Compiled:  # noqa: A001
+    """Plans `model` for `backend` and compiles the plan (see the module docstring)."""
+    b, o = _backend(backend), options or Options()
+    if isinstance(o.threads, bool) or not isinstance(o.threads, int) or o.threads < 1:
+        raise BurnedgeError(f"threads must be a whole number >= 1, not {o.threads!r}")
+    p = plan(model, b, o)
+    return Compiled(p, b.compile(p, threads=o.threads, instrument=o.instrument), b)
