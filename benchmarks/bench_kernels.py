@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import statistics
 import sys
 import tempfile
@@ -167,59 +166,26 @@ def _suite_model(name: str) -> Path:
     return build_model(name, Path(os.environ.get("BURNEDGE_MODEL_CACHE") or tempfile.gettempdir() + "/burnedge-models"))
 
 
-PROFILE_C = """
-#include <time.h>
-double be_prof_ns[4096];
-static double be_prof_last;
-static void be_prof_mark(int step) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    const double now = t.tv_sec * 1e9 + t.tv_nsec;
-    if (step > 0) be_prof_ns[step - 1] = now - be_prof_last;
-    be_prof_last = now;
-}
-"""
-
-
 def profile_model(name: str, n: int, threads: int, interleave: bool = False) -> None:
-    """Median time of every step of a suite model's generated code (a clock read between steps); with
+    """Median time of every step of a suite model's generated code (profiled<c>: timed in C between steps); with
     `interleave`, onnxruntime runs the model between runs (caches as cold as in bench_models.py)."""
-    import cffi
-
-    from burnedge.backends.c import build, prepare, slots
-    from burnedge.backends.c.emit import weights_blob
-    from burnedge.backends.c.runtime import aligned_empty
-
     path = _suite_model(name)
     from suite import example_feeds
 
     feeds = example_feeds(path, 0)
-    plan, emitted = prepare(burnedge.load(path).graph)
-    src, labels = emitted.source, re.findall(r"/\* step (\d+): (.*) \*/", emitted.source)
-    src = src.replace("int be_model_run(", PROFILE_C + "int be_model_run(", 1)
-    src = re.sub(r"(  /\* step (\d+): )", lambda m: f"  be_prof_mark({m.group(2)});\n{m.group(1)}", src)
-    src = src.replace("  return 0;\n}", f"  be_prof_mark({len(labels)});\n  return 0;\n}}")
-    ffi = cffi.FFI()
-    ffi.cdef("int be_model_run(uint8_t *, const uint8_t *, int); extern double be_prof_ns[4096];")
-    lib = ffi.dlopen(str(build.build_model(src)))
-    arena, wts = aligned_empty(plan.arena_bytes), weights_blob(emitted)
-    for s in slots(plan)[0]:
-        arena[s.offset : s.offset + feeds[s.name].nbytes] = feeds[s.name].reshape(-1).view(np.uint8)
-    ap, wp = ffi.from_buffer("uint8_t[]", arena), ffi.from_buffer("uint8_t[]", wts)
+    sess = burnedge.Session(burnedge.load(path), backend="profiled<c>", threads=threads)
     ref = sessions(path, threads)[1] if interleave else None
-    times = []
-    for i in range(n + 5):
+    for _ in range(5):
+        sess.run(feeds)
+    sess.executable.times.clear()
+    for _ in range(n):
         if ref is not None:
             ref.run(None, feeds)
-        lib.be_model_run(ap, wp, threads)
-        if i >= 5:
-            times.append([lib.be_prof_ns[k] for k in range(len(labels))])
-    med = np.median(np.array(times), axis=0) / 1e3
-    calls = re.findall(r"\n    (be_\w+)\(", emitted.source.split("be_model_run(", 1)[1])
-    geos = re.findall(r"/\* step \d+: .*? \*/\n(?:  \{\n    static const be_conv_geo geo = \{([^}]*)\})?", src)
-    for (k, label), us, geo in zip(labels, med, geos):
-        print(f"step {k:>3s} {us:8.2f} us  {label[:60]:60s} {geo}")
-    print(f"total    {med.sum():8.2f} us  ({len(calls)} kernel calls)")
+        sess.run(feeds)
+    rows = sess.executable.profile()
+    for r in rows:
+        print(f"step {r.step:>3d} {r.seconds * 1e6:8.2f} us {r.share:6.1%}  {r.label[:70]}")
+    print(f"total    {sum(r.seconds for r in rows) * 1e6:8.2f} us  ({len(rows)} steps)")
 
 
 def layer_cases(name: str):

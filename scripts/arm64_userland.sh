@@ -117,17 +117,18 @@ import sys
 import numpy as np
 
 import burnedge
-from burnedge import bundle, targets
-from burnedge.exporter import compare
+from burnedge import bundle, host
+from burnedge.backends.c.cross import pick_library
+from burnedge.feeds import compare
 
 expect, paths = sys.argv[1], sys.argv[2:]
 print(f"machine    {platform.machine()}, Python {platform.python_version()}, numpy {np.__version__}, "
-      f"triple {targets.host_triple()}")
-print(f"cpu        {' '.join(sorted(targets.host_features()))}")
+      f"triple {host.triple()}")
+print(f"cpu        {' '.join(sorted(host.features()))}")
 ok = True
 for path in paths:
     b = bundle.read(path)
-    lib = targets.pick_library(b.manifest["libraries"].values(), bundle.host_fingerprint())
+    lib = pick_library(b.manifest["libraries"].values(), host.fingerprint())
     chosen = lib["path"] if lib else "none (the userland has no compiler to rebuild one)"
     session = burnedge.Session(b)  # the library through cffi, ABI mode
     exact = bool(b.manifest.get("quantization")) and not b.manifest["quantization"].get("kept_float")
