@@ -108,6 +108,7 @@ def cmd_inspect(a: argparse.Namespace) -> int:
             parameter_bytes=s.parameter_bytes,
             macs=s.macs,
             total_macs=sum(s.macs.values()),
+            backends=_backend_support(model.graph),
         )
     if a.json:
         print(json.dumps(info, indent=2))
@@ -124,11 +125,26 @@ def cmd_inspect(a: argparse.Namespace) -> int:
             print(f"{kind[:-1]:10s} {t['name']:24s} {t['dtype']:8s} {_fmt_shape(t['shape'])}")
     print(f"parameters {_si(info['parameters'])} ({_si(info['parameter_bytes'])}B)   MACs {_si(info['total_macs'])}")
     print(f"nodes      {info['nodes']}")
+    for name, missing_here in info["backends"].items():
+        lacks = "; ".join(f"{op} ({len(nodes)} node(s))" for op, nodes in missing_here.items())
+        print(f"backend    {name:8s} {'runs every op' if not missing_here else 'lacks ' + lacks}")
     width = max((len(k) for k in info["ops"]), default=4)
     print(f"  {'op':{width}s} {'count':>6s} {'MACs':>10s}")
     for op, count in info["ops"].items():
         print(f"  {op:{width}s} {count:6d} {_si(info['macs'].get(op, 0)):>10s}")
     return 0
+
+
+def _backend_support(graph: Any) -> dict[str, dict[str, list[str]]]:
+    """Per available backend: the ops of `graph` it cannot run (asked of the backend's own `supports`)."""
+    from .backends import available, get
+    from .compiler import unsupported
+
+    out = {}
+    for name in available():
+        missing = unsupported(graph, get(name))
+        out[name] = {f"{d + '.' if d else ''}{op}": nodes for (d, op, _), nodes in sorted(missing.items())}
+    return out
 
 
 def _save_npy(path: Path, arr: np.ndarray) -> None:
@@ -289,7 +305,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("model", type=Path, help="an .onnx model or a .bedge bundle")
     s.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     s.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...")
-    s.add_argument("--backend", help="default: c for a bundle, numpy for a model")
+    s.add_argument(
+        "--backend", help="default: the bundle's own (c), numpy for a model; checked<c> compares every step to numpy"
+    )
     s.add_argument("--threads", type=_count("--threads"), default=1, metavar="N", help="cores a C run uses")
     s.add_argument("--output-dir", metavar="DIR", help="write each output as DIR/NAME.npy")
     s.set_defaults(fn=cmd_run)
@@ -329,6 +347,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--threads", type=_count("--threads"), default=1, metavar="N")
     s.add_argument("--runs", type=_count("--runs"), default=100, metavar="N")
     s.add_argument("--warmup", type=_count("--warmup", 0), default=5, metavar="N")
+    s.add_argument("--profile", action="store_true", help="time every step (profiled<backend>) and print each share")
     s.set_defaults(fn=cli_bundle.cmd_bench)
 
     s = sub.add_parser("demo", help="the built-in example: export a digits classifier, run the bundle in C")

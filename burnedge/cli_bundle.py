@@ -168,7 +168,7 @@ def cmd_bench(a: argparse.Namespace) -> int:
     if a.runs < 1 or a.warmup < 0:
         raise BurnedgeError("--runs must be >= 1 and --warmup >= 0")
     b = bundle.read(a.bundle)
-    sess = Session(b, backend="c", threads=a.threads)
+    sess = Session(b, backend=f"profiled<{b.backend}>" if a.profile else b.backend, threads=a.threads)
     vectors = b.vectors()
     feeds = vectors[0][0] if vectors else {t.name: np.zeros(t.shape, t.dtype) for t in b.inputs}
     for _ in range(a.warmup):
@@ -205,7 +205,18 @@ def cmd_bench(a: argparse.Namespace) -> int:
         f"memory     arena {b.arena_bytes:,} + weights {b.weight_bytes:,} = {_bytes(planned)} planned; "
         f"process max RSS {rss / 2**20:.1f} MiB{' (before onnxruntime loaded)' if ort else ''}"
     )
+    if a.profile:
+        _print_profile(sess.executable.profile())
     return 0
+
+
+def _print_profile(rows: list[Any]) -> None:
+    """Each step's median time over the runs and its share of the whole, in plan order."""
+    total = sum(r.seconds for r in rows)
+    print(f"profile    {len(rows)} steps, {total * 1e6:.1f} us in all (median of each step over the runs)")
+    print(f"  {'#':>4s} {'time':>12s} {'share':>6s}  step")
+    for r in rows:
+        print(f"  {r.step:4d} {r.seconds * 1e6:9.2f} us {r.share:6.1%}  {r.label}")
 
 
 def _us(times: list[float], q: float = 50) -> str:
