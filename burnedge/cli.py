@@ -16,6 +16,7 @@ import numpy as np
 from . import cli_bundle, cli_targets
 from .bundle import looks_like
 from .errors import BurnedgeError
+from .files import write_atomic
 from .version import __version__
 
 __all__ = ["main"]
@@ -149,14 +150,7 @@ def _backend_support(graph: Any) -> dict[str, dict[str, list[str]]]:
 
 def _save_npy(path: Path, arr: np.ndarray) -> None:
     """Writes atomically: a crash leaves either the old file or the new one, never half of one."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.save(f, arr, allow_pickle=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, lambda f: np.save(f, arr, allow_pickle=False))
 
 
 def cmd_run(a: argparse.Namespace) -> int:

@@ -5,10 +5,8 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import os
 import resource
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -16,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .errors import BurnedgeError
+from .files import write_atomic
 
 __all__ = ["cmd_bench", "cmd_export", "cmd_verify", "inspect_bundle"]
 
@@ -26,18 +25,6 @@ def _bytes(n: int) -> str:
 
 def _ratio(arena: int, bound: int) -> str:
     return f"{arena / bound:.2f}x" if bound else "-"
-
-
-def _write_text(path: Path, text: str) -> None:
-    """Writes atomically: a crash leaves either the old file or the new one."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def cmd_export(a: argparse.Namespace, shapes: dict[str, tuple[int, ...]]) -> int:
@@ -109,7 +96,7 @@ def inspect_bundle(a: argparse.Namespace) -> int:
     steps, buffers = plan["steps"], plan["buffers"]
     if a.timeline:
         svg = timeline.svg(buffers, len(steps), b.arena_bytes, m["arena_lower_bound_bytes"], title=b.name)
-        _write_text(a.timeline, svg)
+        write_atomic(a.timeline, svg.encode())
     if a.json:
         info = {
             "bundle": str(b.path),

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 __all__ = ["write_atomic"]
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Writes `data` to a temporary file beside `path`, syncs it and renames it over `path`; returns the path.
+def write_atomic(path: str | os.PathLike[str], data: bytes | Callable[[BinaryIO], object]) -> Path:
+    """Writes `data` (bytes, or a function that writes into the open file) to a temporary file beside `path`,
+    syncs it and renames it over `path`; returns the path.
 
     The folder is made when missing; an existing file keeps its permissions (a new one gets 0644). On any failure
     the temporary file is removed and `path` is left as it was.
@@ -21,7 +24,10 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            if callable(data):
+                data(f)
+            else:
+                f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)

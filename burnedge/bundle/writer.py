@@ -13,8 +13,9 @@ import shutil
 import tempfile
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
+from ..files import write_atomic
 from .format import MANIFEST, MEMBER_NAME, BundleError
 
 __all__ = ["check_destination", "dumps", "write"]
@@ -81,6 +82,8 @@ def write(
     check_destination(dest)
     files = {n: {"sha256": hashlib.sha256(members[n]).hexdigest(), "bytes": len(members[n])} for n in sorted(members)}
     head = dumps({**manifest, "files": files})
+    if not unpacked and not dest.is_dir():  # the common case: one archive, written beside dest and renamed
+        return write_atomic(dest, lambda f: _zip(f, head, files, members))
     dest.parent.mkdir(parents=True, exist_ok=True)
     if unpacked:
         tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp"))
@@ -93,9 +96,8 @@ def write(
             for n in [MANIFEST, *files]:
                 _put(tmp, n, head if n == MANIFEST else members[n])
         else:
-            with zipfile.ZipFile(tmp, "w") as zf:
-                for n in [MANIFEST, *files]:
-                    _put(zf, n, head if n == MANIFEST else members[n])
+            with open(tmp, "wb") as f:
+                _zip(f, head, files, members)
         for p in [tmp, *tmp.rglob("*")] if unpacked else [tmp]:
             p.chmod(0o755 if p.is_dir() else 0o644)  # mkstemp and mkdtemp make them owner-only
         _swap(tmp, dest)
@@ -106,6 +108,12 @@ def write(
             tmp.unlink(missing_ok=True)
         raise
     return dest
+
+
+def _zip(f: BinaryIO, head: bytes, files: dict[str, Any], members: dict[str, bytes]) -> None:
+    with zipfile.ZipFile(f, "w") as zf:
+        for n in [MANIFEST, *files]:
+            _put(zf, n, head if n == MANIFEST else members[n])
 
 
 def _swap(tmp: Path, dest: Path) -> None:
