@@ -53,7 +53,8 @@ def cmd_targets(a: argparse.Namespace) -> int:
         if r["emulator"]:
             emu = "" if r["emulator_installed"] else f"   (missing: apt-get install {r['emulator_package']})"
             print(f"{pad}emulated by {' '.join(r['emulator'][:3])}{emu}")
-    print(f"{len(rows)} targets; add your own: NAME.toml in a folder in $BURNEDGE_TARGETS (see targets/rpi4.toml)")
+    hint = "NAME.toml in a folder in $BURNEDGE_TARGETS (see burnedge/targets/rpi4.toml)"
+    print(f"{len(rows)} targets; add your own: {hint}")
     return 0
 
 
