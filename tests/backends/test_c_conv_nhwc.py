@@ -243,7 +243,7 @@ def test_nan_passes_the_epilogue(act, params):
     ],
 )
 def test_strided_depthwise_reads_nhwc_in_place(c, hw, k, pads, dil, act, out_nhwc, batch):
-    """conv_dwc.c's band_direct (stride 2, C % 8 == 0, an NHWC input of 28x28 or more): against numpy."""
+    """conv_dw_nhwc.c's band_direct (stride 2, C % 8 == 0, an NHWC input of 28x28 or more): against numpy."""
     feeds = {"x": _rand(batch, c, *hw)}
     inits = {"wi": _rand(c, c, 1, 1, scale=0.3), "wd": _rand(c, 1, k, k, scale=0.4), "bd": _rand(c),
              "wo": _rand(c, c, 1, 1, scale=0.3)}  # fmt: skip

@@ -183,7 +183,7 @@ def _big_model():
         N("MatMul", ["a", "wm"], ["y2"]),
         N("Gemm", ["a", "b"], ["y3"], alpha=0.3),
         N("ConvTranspose", ["x", "wd"], ["y4"], strides=[2, 2]),
-        # a chain of convs: its inner tensors are NHWC (conv_nhwc.c, conv_dwc.c, conv_wino.c)
+        # a chain of convs: its inner tensors are NHWC (conv_nhwc.c, conv_dw_nhwc.c, conv_wino.c)
         _conv("h", "x", "w", None, pads=[1, 1, 1, 1], strides=[2, 2]),
         _conv("hd", "h", "wd32", None, pads=[1, 1, 1, 1], group=32),
         _conv("y5", "hd", "w1", None),

@@ -351,9 +351,12 @@ def test_rnn_kernel_portable_and_native_agree(tmp_path):
     prog = tmp_path / "t.c"
     prog.write_text(PORTABLE_MAIN)
     outs = []
-    for flags in (["-DBURNEDGE_PORTABLE"], ["-march=native"]):
-        exe = tmp_path / f"t{len(outs)}"
-        cmd = ["cc", "-std=c11", "-O2", *flags, "-I", str(build.KERNEL_DIR), str(prog), str(build.KERNEL_DIR / "rnn.c")]
+    for flags, sets in ((["-DBURNEDGE_PORTABLE"], ("reference",)), (["-march=native"], build.host_toolchain().sets())):
+        exe, src = tmp_path / f"t{len(outs)}", tmp_path / f"kernels{len(outs)}"
+        src.mkdir()
+        for name, text in build.kernel_sources(sets).items():  # the sets' files, flattened (rnn.c: x86/ or reference/)
+            (src / name).write_text(text)
+        cmd = ["cc", "-std=c11", "-O2", *flags, "-I", str(src), str(prog), str(src / "rnn.c")]
         subprocess.run([*cmd, "-o", str(exe), "-lm"], check=True)
         out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()
         outs.append(np.array(out, np.float64))

@@ -1,6 +1,6 @@
-"""The NEON float kernels (gemm.c, conv_nhwc.c, conv_dwc.c, conv_wino.c): compiled into the ARM targets' kernel
-archives (their own symbols, vector fused multiply-adds in them), left out of the portable riscv64 one, and
-within the float tolerance of the host under QEMU on small models that reach every NEON path."""
+"""The NEON float kernels (kernels/arm: gemm.c, conv_nhwc.c, conv_dw_nhwc.c, conv_wino.c): compiled into the ARM
+targets' kernel archives (their own symbols, vector fused multiply-adds in them), left out of the portable riscv64
+one, and within the float tolerance of the host under QEMU on small models that reach every NEON path."""
 
 from __future__ import annotations
 

@@ -7,33 +7,75 @@ written under a temporary name and renamed into place, so an interrupted build l
 A toolchain is the host's (`host_toolchain`: -march=native) or a target's (`burnedge.targets.Target.toolchain`:
 a cross compiler with the board's flags). The kernels come from this package (KERNEL_DIR) or from another folder
 (`kernel_dir`: a bundle's own kernels, so it can be rebuilt exactly as it was exported).
+
+The kernel library is organised in sets (KERNEL_DIR)::
+
+    kernels/*.h         the public headers: what generated model code includes (no ISA in them)
+    kernels/reference/  the portable C99 kernels, every one (the C spec of each kernel) and isa.h
+    kernels/x86/        AVX2 + FMA versions of some of them
+    kernels/arm/        NEON versions (aarch64 and armv7; sdot where the compiler has dotprod)
+
+A toolchain builds the reference set and the optimised sets it names (`Toolchain.kernel_sets`,
+`kernel_sets_for`): a set's `gemm.c` replaces reference/gemm.c, file by file; internal headers have names of
+their own (x86_dense.h, arm_qgemm.h ...), so `kernel_sources` flattens the chosen sets into one folder's files.
+A flat folder (a bundle's kernels) is one set already.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import platform
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import BurnedgeError
 
-__all__ = ["KERNEL_DIR", "BuildError", "Toolchain", "build_model", "cache_dir", "host_toolchain", "kernel_sources"]
+__all__ = [
+    "KERNEL_DIR",
+    "REFERENCE",
+    "BuildError",
+    "Toolchain",
+    "build_model",
+    "cache_dir",
+    "host_toolchain",
+    "kernel_library",
+    "kernel_sets_for",
+    "kernel_sources",
+]
 
 KERNEL_DIR = Path(__file__).parent / "kernels"
+REFERENCE = "reference"  # the portable set every build starts from
+PORTABLE_FLAG = "-DBURNEDGE_PORTABLE"  # in a toolchain's flags: the reference set alone
 
 
 class BuildError(BurnedgeError):
     """The C compiler is missing or rejected a source."""
 
 
+def kernel_sets_for(arch: str, features: Iterable[str]) -> tuple[str, ...]:
+    """The kernel sets for a CPU: its architecture (`uname -m` or a target's `arch`) and its features as Linux
+    names them (/proc/cpuinfo flags or HWCAP names): x86 with avx2 and fma -> x86; aarch64 or armv7 with NEON
+    (asimd, neon) -> arm; always on top of the reference set."""
+    arch, have = arch.lower(), {f.lower() for f in features}
+    if arch in ("x86_64", "amd64", "x86", "i386", "i686") and {"avx2", "fma"} <= have:
+        return (REFERENCE, "x86")
+    if arch in ("aarch64", "arm64") or arch.startswith("arm"):
+        if have & {"asimd", "neon"}:
+            return (REFERENCE, "arm")
+    return (REFERENCE,)
+
+
 @dataclass(frozen=True)
 class Toolchain:
-    """A compiler and its flags for one target."""
+    """A compiler and its flags for one target, and the kernel sets it builds (empty: what `cc` with `cflags`
+    compiles, asked of the compiler; -DBURNEDGE_PORTABLE in the flags: the reference set alone)."""
 
     cc: str
     cflags: tuple[str, ...]
@@ -42,13 +84,33 @@ class Toolchain:
     name: str = "host"
     env: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
     package: str = field(default="gcc", compare=False)  # the Debian package that installs `cc`
+    kernel_sets: tuple[str, ...] = ()
 
     def key(self) -> str:
         return hashlib.sha256(repr((self.cc, self.cflags, self.ldflags, self.name)).encode()).hexdigest()[:16]
 
+    def sets(self) -> tuple[str, ...]:
+        """The kernel sets this toolchain builds, the reference set first."""
+        if PORTABLE_FLAG in self.cflags:
+            return (REFERENCE,)
+        chosen = self.kernel_sets or _compiler_sets(self.cc, self.cflags)
+        return chosen if chosen[:1] == (REFERENCE,) else (REFERENCE, *chosen)
+
+
+def _host_cpu_flags() -> list[str]:
+    """This machine's CPU features as /proc/cpuinfo names them (x86 `flags`, ARM `Features`)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() in ("flags", "Features"):
+                return value.split()
+    except OSError:
+        pass
+    return []
+
 
 def host_toolchain() -> Toolchain:
-    """The machine's own compiler ($CC or cc), optimising for this very CPU."""
+    """The machine's own compiler ($CC or cc), optimising for this very CPU, with the kernel sets it has."""
     cc = os.environ.get("CC", "cc")
     flags = (
         "-O3",
@@ -61,7 +123,28 @@ def host_toolchain() -> Toolchain:
         "-Wno-unused-variable",
         "-Wno-unused-but-set-variable",
     )
-    return Toolchain(cc, flags, ("-lm", "-fopenmp"))
+    sets = kernel_sets_for(platform.machine(), _host_cpu_flags())
+    return Toolchain(cc, flags, ("-lm", "-fopenmp"), kernel_sets=sets)
+
+
+@functools.cache
+def _compiler_sets(cc: str, cflags: tuple[str, ...]) -> tuple[str, ...]:
+    """The kernel sets `cc` with `cflags` can build, from the ISA macros it predefines (the ones isa.h reads);
+    without a working compiler, a guess from its name (aarch64-/arm-: arm, else the reference set)."""
+    try:
+        proc = subprocess.run([cc, *cflags, "-dM", "-E", "-x", "c", os.devnull], capture_output=True, text=True)
+        macros = {line.split()[1] for line in proc.stdout.splitlines() if line.startswith("#define ")}
+        ok = proc.returncode == 0
+    except OSError:
+        ok, macros = False, set()
+    if not ok:
+        base = Path(cc).name
+        return (REFERENCE, "arm") if base.startswith(("aarch64", "arm")) else (REFERENCE,)
+    if {"__AVX2__", "__FMA__"} <= macros:
+        return (REFERENCE, "x86")
+    if "__ARM_NEON" in macros:
+        return (REFERENCE, "arm")
+    return (REFERENCE,)
 
 
 def cache_dir() -> Path:
@@ -70,10 +153,29 @@ def cache_dir() -> Path:
     return root
 
 
-def kernel_sources(kernel_dir: Path | None = None) -> dict[str, str]:
-    """File name -> text of the kernel library (the header and every *.c) in `kernel_dir` (default KERNEL_DIR)."""
+def kernel_sources(sets: Sequence[str] = (REFERENCE,), kernel_dir: Path | None = None) -> dict[str, str]:
+    """File name -> text of the kernel library of `sets` in `kernel_dir` (default KERNEL_DIR), flattened: the
+    public headers, then each set's sources and internal headers, a later set's file replacing the earlier one of
+    the same name (gemm.c). A folder without set subfolders (a bundle's kernels) is taken whole."""
     folder = Path(kernel_dir or KERNEL_DIR)
-    return {p.name: p.read_text() for p in sorted(folder.iterdir()) if p.suffix in (".c", ".h")}
+
+    def files(where: Path) -> dict[str, str]:
+        return {p.name: p.read_text() for p in sorted(where.iterdir()) if p.suffix in (".c", ".h") and p.is_file()}
+
+    if not (folder / REFERENCE).is_dir():
+        return files(folder)
+    out = files(folder)  # the public headers
+    origin = dict.fromkeys(out, "kernels/")
+    for s in dict.fromkeys((REFERENCE, *sets)):
+        where = folder / s
+        if s.startswith(".") or "/" in s or not where.is_dir():
+            known = sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
+            raise BuildError(f"unknown kernel set {s!r} (kernel sets in {folder}: {', '.join(known)})")
+        for name, text in files(where).items():
+            if name in out and not (name.endswith(".c") and origin[name] != "kernels/"):
+                raise BuildError(f"kernel file {s}/{name} has the name of {origin[name]}{name}: give it its own")
+            out[name], origin[name] = text, f"{s}/"
+    return out
 
 
 def _run(cmd: list[str], what: str, package: str = "gcc") -> None:
@@ -92,9 +194,9 @@ def _place(tmp: Path, final: Path) -> Path:
 
 
 def kernel_library(tc: Toolchain, kernel_dir: Path | None = None) -> Path:
-    """The static kernel archive for `tc` (of the kernels in `kernel_dir`, default KERNEL_DIR), built on first use."""
-    folder = Path(kernel_dir or KERNEL_DIR)
-    sources = kernel_sources(folder)
+    """The static kernel archive for `tc` (of its kernel sets in `kernel_dir`, default KERNEL_DIR), built on first
+    use."""
+    sources = kernel_sources(tc.sets(), kernel_dir)
     digest = hashlib.sha256((tc.key() + repr(sorted(sources.items()))).encode()).hexdigest()[:20]
     lib = cache_dir() / f"libburnedge_kernels-{tc.name}-{digest}.a"
     if lib.exists():
@@ -120,7 +222,8 @@ def kernel_library(tc: Toolchain, kernel_dir: Path | None = None) -> Path:
 
 def build_model(source: str, tc: Toolchain | None = None, kernel_dir: Path | None = None) -> Path:
     """A shared library of a generated model source, linked with the kernel library (of `kernel_dir`, default
-    KERNEL_DIR) built by `tc` (default: the host's); cached by content."""
+    KERNEL_DIR) built by `tc` (default: the host's); cached by content. The model includes the public headers
+    only: the top of `kernel_dir`."""
     tc = tc or host_toolchain()
     folder = Path(kernel_dir or KERNEL_DIR)
     lib = kernel_library(tc, folder)

@@ -1,5 +1,5 @@
 /* Convolutions over float32 tensors: NCHW im2col/GEMM convs, depthwise convs and transposed convs (conv.c,
- * conv_dw.c), and the channels-last kernels below (conv_nhwc.c, conv_wino.c, conv_dwc.c).
+ * conv_dw.c), and the channels-last kernels below (conv_nhwc.c, conv_wino.c, conv_dw_nhwc.c).
  *
  * A 1-D conv is a 2-D conv with H = KH = 1. Epilogues (bias per output channel, residual, activation) use the
  * GEMM's be_epi with rows = output channels and columns = output positions of one image: the lowering sets
@@ -50,7 +50,7 @@ static inline long be_convt_scratch(const be_conv_geo *g) {
     return (long)(g->M / g->G) * g->KH * g->KW * g->H * g->W + be_gemm_scratch(g->C / g->G);
 }
 
-/* ---- channels-last (NHWC) kernels: conv_nhwc.c, conv_wino.c, conv_dwc.c ----------------------------------------
+/* ---- channels-last (NHWC) kernels: conv_nhwc.c, conv_wino.c, conv_dw_nhwc.c -------------------------------------
  * A tensor between two convs may live in the arena as NHWC (N, H, W, C) instead of NCHW; `flags` say which side is
  * NHWC. These kernels compute in NHWC whatever the layouts: an NCHW input is transposed while it is copied into
  * their zero-padded scratch, an NCHW output is written through a transposed store. Their epilogues use rows =

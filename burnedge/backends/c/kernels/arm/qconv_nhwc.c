@@ -1,0 +1,378 @@
+/* int8 convolutions with channels-last (NHWC) rows: an implicit GEMM for one group and a channel-vectorised
+ * depthwise kernel, each reading an NCHW or NHWC input and writing an NCHW or NHWC output (flags: 1 = input
+ * NHWC, 2 = output NHWC; lower/quantized.py decides which tensors live channels-last).
+ *
+ * Why: on the small planes of edge CNNs (25x5, 12x12, 6x6) output positions fill 16-wide column panels badly and a
+ * per-plane depthwise kernel wastes most of its 8-wide runs; with rows = output pixels and columns = channels every
+ * panel is full, 1x1 convs read NHWC activations in place and depthwise vectors run along channels.
+ *
+ * GEMM (be_qconv_nhwc_i8), Y(pixels x M) = im2col(X)(pixels x KH*KW*C) * W(KH*KW*C x M), k ordered (ky, kx, c):
+ *  1. per image, the input is copied once into a channels-last block padded with x_zp (the lowering folds
+ *     -x_zp * sum(w) into the bias), so that a tap row of an output pixel is one run of KW*C bytes (dilation 1);
+ *     NCHW inputs of 1-4 channels (stems) are interleaved with a constant stride, so the stores vectorise;
+ *     a unit-stride unpadded 1x1 conv on an NHWC input skips the copy and uses the input rows in place;
+ *  2. output pixels go 6 at a time (a row panel; panels are split over threads in contiguous ranges), their
+ *     im2col rows gathered from the padded block into a thread buffer (runs of <= 64 bytes in 8-byte moves);
+ *     the packing may read whole 16-byte blocks past a row's K (junk there meets only zero weight padding);
+ *  3. `be_qgemm_panel` packs the rows and runs the int8 micro-kernel over all weight column panels (B panels
+ *     packed at lowering time), requantising per column in registers; an NCHW output goes through a 6 x M tile
+ *     stored transposed.
+ * Depthwise (be_qdwconv_nhwc_i8, multiplier 1), per band of output rows (one band per thread and image):
+ *  1. the input rows the band reads are written, minus x_zp, as floats into a zero-padded NHWC block of C8
+ *     (C rounded up to 8) channels per pixel, so every tap of a pixel is at a fixed offset without bounds checks;
+ *  2. 8 channels at a time, blocks of 4 output pixels accumulate every tap with float multiply-adds: integers,
+ *     exact (sums of at most 512 products of magnitude <= 255 * 128 stay below 2^24, qconv.h), so order,
+ *     contraction or vector width change no bit; 3x3 stride-1 kernels (dw_rows3x3) keep the 9 tap weights in
+ *     registers and take 4 pixels of a row at a time, each input column loaded once for the pixels that read it;
+ *  3. + bias, the exact requantisation rule on 8 lanes (per-channel parameters), stored as 8 int8 channels of a
+ *     pixel (NHWC) or scattered into 8 planes (NCHW).
+ * Integer results do not depend on the thread count or the band split.
+ */
+#include "qconv.h"
+#include "arm_qgemm.h"
+
+static int qthreads(int threads, double work, long jobs) {
+    int nt = threads < BE_Q_MAX_THREADS ? threads : BE_Q_MAX_THREADS;
+    if (work < 200000.0) nt = 1;
+    if (nt > jobs) nt = (int)(jobs > 0 ? jobs : 1);
+    return nt < 1 ? 1 : nt;
+}
+
+/* -- implicit GEMM ------------------------------------------------------------------------------------------- */
+/* d[j*C + c] = s[c*hw + j] for j < n, c < C (C a compile-time constant) */
+static inline __attribute__((always_inline)) void interleave(const int8_t *s, long hw, long n, const int C,
+                                                             int8_t *restrict d) {
+    for (long j = 0; j < n; j++)
+        for (int c = 0; c < C; c++) d[j * C + c] = s[c * hw + j];
+}
+
+/* the input rows and columns image xi's output reads, channels-last, x_zp outside the image: [Hp][Wp][C] */
+static void pad_copy(const int8_t *xi, int in_nhwc, const be_qconv_geo *g, int8_t pad, int8_t *xp) {
+    const long C = g->C, hw = (long)g->H * g->W, hp = be_qconv_nhwc_hp(g), wp = be_qconv_nhwc_wp(g);
+    for (long r = 0; r < hp; r++) {
+        int8_t *d = xp + r * wp * C;
+        const long iy = r - g->ph;
+        if (iy < 0 || iy >= g->H) {
+            memset(d, pad, (size_t)(wp * C));
+            continue;
+        }
+        /* columns j < pw and j >= pw + W are padding; the image's columns lie in between */
+        const long jl = g->pw < wp ? g->pw : wp, jr = g->pw + g->W < wp ? g->pw + g->W : wp;
+        memset(d, pad, (size_t)(jl * C));
+        if (jr < wp) memset(d + jr * C, pad, (size_t)((wp - jr) * C));
+        if (jr <= jl) continue;
+        if (in_nhwc) {
+            memcpy(d + jl * C, xi + (iy * g->W + jl - g->pw) * C, (size_t)((jr - jl) * C));
+        } else {
+            const int8_t *s = xi + iy * g->W + (jl - g->pw);
+            int8_t *dc = d + jl * C;
+            const long n = jr - jl;
+            switch (C) { /* stems: the planes' rows interleaved with a constant stride (vectorised stores) */
+            case 1: memcpy(dc, s, (size_t)n); break;
+            case 2: interleave(s, hw, n, 2, dc); break;
+            case 3: interleave(s, hw, n, 3, dc); break;
+            case 4: interleave(s, hw, n, 4, dc); break;
+            default:
+                for (long c = 0; c < C; c++) /* a plane's row, scattered C apart */
+                    for (long j = 0; j < n; j++) dc[j * C + c] = s[c * hw + j];
+            }
+        }
+    }
+}
+
+/* im2col rows of output pixels j0 .. j0+mr-1 from the padded copy: row r = the KH*KW taps' C channels each.
+ * Runs of at most 64 bytes go in 8-byte moves that may read up to 7 bytes past the copy (its 64 slack bytes) and
+ * write up to 7 past the run (overwritten by the next run, or the 64 slack bytes after the last row). */
+static void gather_rows(const int8_t *xp, const be_qconv_geo *g, long j0, int mr, int8_t *dst, long K) {
+    /* geometry in locals: int8 stores may alias the struct, so its fields would be reloaded on every store */
+    const long C = g->C, wp = be_qconv_nhwc_wp(g), run = (long)g->KW * C, OW = g->OW, KH = g->KH, KW = g->KW;
+    const long sy = (long)g->sh * wp * C, sx = (long)g->sw * C, ry = (long)g->dh * wp * C, rx = (long)g->dw * C;
+    const int one = g->dw == 1;
+    long oy = j0 / OW, ox = j0 % OW;
+    for (int r = 0; r < mr; r++) {
+        int8_t *d = dst + r * K;
+        const int8_t *s = xp + oy * sy + ox * sx;
+        for (long ky = 0; ky < KH; ky++, d += run, s += ry) {
+            if (one && run <= 64)
+                for (long o = 0; o < run; o += 8) memcpy(d + o, s + o, 8); /* short run: no libc call */
+            else if (one)
+                memcpy(d, s, (size_t)run); /* the KW taps' channels are one run */
+            else
+                for (long kx = 0; kx < KW; kx++) memcpy(d + kx * C, s + kx * rx, (size_t)C);
+        }
+        if (++ox == OW) ox = 0, oy++;
+    }
+}
+
+void be_qconv_nhwc_i8(const int8_t *x, const int8_t *bpack, int8_t *y, const be_qepi *e, const be_qconv_geo *g,
+                      int flags, int32_t x_zp, int8_t *scratch, int threads) {
+    const long C = g->C, M = g->M, K = C * g->KH * g->KW, hw = (long)g->H * g->W, ohw = (long)g->OH * g->OW;
+    const int in_nhwc = flags & 1, out_nhwc = (flags & 2) != 0;
+    const int direct = in_nhwc && g->KH == 1 && g->KW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 &&
+                       g->pw == 0 && g->OH == g->H && g->OW == g->W;
+    const long pp = (ohw + BE_QMR - 1) / BE_QMR;
+    const int nt = qthreads(threads, (double)ohw * M * K, pp);
+    int8_t *xp = scratch, *slices = scratch + be_qconv_nhwc_copy(g);
+    for (long n = 0; n < g->N; n++) {
+        const int8_t *xi = x + n * C * hw;
+        if (!direct) pad_copy(xi, in_nhwc, g, (int8_t)x_zp, xp);
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+        for (int t = 0; t < nt; t++) {
+            int8_t *rows = slices + (long)t * be_qconv_nhwc_slice(K, M);
+            int8_t *tile = rows + BE_QMR * K + 64, *apanel = tile + BE_QMR * M + 64;
+            const long b0 = pp * t / nt, b1 = pp * (t + 1) / nt;
+            for (long job = b0; job < b1; job++) {
+                const long j0 = job * BE_QMR;
+                const int mr = (int)(ohw - j0 < BE_QMR ? ohw - j0 : BE_QMR);
+                const int8_t *a = rows;
+                long lda = K, kread = K + 16; /* gathered rows: the next row or the 64 slack bytes follow */
+                if (direct) { /* rows read in place: past K only while later pixels of the image follow */
+                    const long left = (ohw - j0 - mr + 1) * C;
+                    a = xi + j0 * C;
+                    lda = C;
+                    kread = left < C + 16 ? (left > C ? left : C) : C + 16;
+                } else {
+                    gather_rows(xp, g, j0, mr, rows, K);
+                }
+                if (out_nhwc) {
+                    be_qgemm_panel(a, lda, K, kread, mr, M, bpack, y + (n * ohw + j0) * M, M, e, 0, apanel);
+                } else {
+                    be_qgemm_panel(a, lda, K, kread, mr, M, bpack, tile, M, e, 0, apanel);
+                    int8_t *yi = y + n * M * ohw + j0;
+                    for (long m = 0; m < M; m++)
+                        for (int r = 0; r < mr; r++) yi[m * ohw + r] = tile[r * M + m];
+                }
+            }
+        }
+    }
+}
+
+/* -- depthwise ----------------------------------------------------------------------------------------------- */
+#define DP 4 /* output pixels per block */
+typedef float v8f __attribute__((vector_size(32))); /* one ymm, or two q registers */
+static inline __attribute__((always_inline)) v8f ld8(const float *p) {
+    v8f v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+/* a + b * c: one FMA where the target has it (integer-valued products and sums: exact either way) */
+static inline __attribute__((always_inline)) v8f fma8(v8f a, v8f b, v8f c) {
+    return a + b * c;
+}
+
+/* padded input rows iy0 .. iy0+rin-1 (padded coordinates) of image xi as floats minus x_zp, [row][wp][c8] */
+static void dw_fill(const int8_t *xi, int in_nhwc, const be_qconv_geo *g, long c8, long wp, long r0, long rin,
+                    int32_t x_zp, float *buf) {
+    const long C = g->C, hw = (long)g->H * g->W;
+    for (long r = 0; r < rin; r++) {
+        float *d = buf + r * wp * c8;
+        const long iy = r0 + r - g->ph;
+        if (iy < 0 || iy >= g->H) {
+            memset(d, 0, (size_t)(wp * c8) * sizeof(float));
+            continue;
+        }
+        const long lpad = g->pw < wp ? g->pw : wp;
+        if (lpad > 0) memset(d, 0, (size_t)(lpad * c8) * sizeof(float));
+        const long right = wp - g->pw - g->W;
+        if (right > 0) memset(d + (g->pw + g->W) * c8, 0, (size_t)(right * c8) * sizeof(float));
+        const long wn = g->W < wp - g->pw ? g->W : wp - g->pw;
+        if (in_nhwc && C == c8) { /* whole 8-channel pixels: the row is one run */
+            const int8_t *s = xi + iy * g->W * C;
+            float *dp = d + g->pw * c8;
+            for (long i = 0; i < wn * C; i++) dp[i] = (float)(s[i] - x_zp);
+        } else if (in_nhwc) {
+            const int8_t *s = xi + iy * g->W * C;
+            for (long ix = 0; ix < wn; ix++) {
+                float *dp = d + (g->pw + ix) * c8;
+                const int8_t *sp = s + ix * C;
+                for (long c = 0; c < C; c++) dp[c] = (float)(sp[c] - x_zp);
+                for (long c = C; c < c8; c++) dp[c] = 0.0f;
+            }
+        } else {
+            for (long c = 0; c < C; c++) {
+                const int8_t *s = xi + c * hw + iy * g->W;
+                float *dp = d + g->pw * c8 + c;
+                for (long ix = 0; ix < wn; ix++) dp[ix * c8] = (float)(s[ix] - x_zp);
+            }
+            if (c8 > C)
+                for (long ix = 0; ix < wn; ix++)
+                    for (long c = C; c < c8; c++) d[(g->pw + ix) * c8 + c] = 0.0f;
+        }
+    }
+}
+
+/* the requantisation constants of 8 channels cb .. cb+7 (per-channel arrays are padded to 16) */
+typedef struct {
+    be_rqn q0, q1;
+    int32x4_t b0, b1;
+    int16x8_t zp16;
+    int8x8_t lo, hi;
+} dwq;
+
+static inline __attribute__((always_inline)) dwq dwq_make(const be_qepi *e, long cb) {
+    dwq d;
+    d.q0 = be_rqn_make(vld1q_s32(e->mult + cb), vld1q_s32(e->shift + cb), vld1q_s32(e->lim + cb));
+    d.q1 = be_rqn_make(vld1q_s32(e->mult + cb + 4), vld1q_s32(e->shift + cb + 4), vld1q_s32(e->lim + cb + 4));
+    d.b0 = e->bias ? vld1q_s32(e->bias + cb) : vdupq_n_s32(0);
+    d.b1 = e->bias ? vld1q_s32(e->bias + cb + 4) : vdupq_n_s32(0);
+    d.zp16 = vdupq_n_s16((int16_t)e->zp);
+    d.lo = vdup_n_s8((int8_t)e->lo);
+    d.hi = vdup_n_s8((int8_t)e->hi);
+    return d;
+}
+
+/* requantise 8 channels of one pixel (integer-valued floats) and store n of them, dstride apart */
+static inline __attribute__((always_inline)) void dw_out8(const float *acc, const dwq *d, int n, int8_t *dst,
+                                                          long dstride) {
+    int8_t out[8];
+    const int32x4_t v0 = vaddq_s32(vcvtq_s32_f32(vld1q_f32(acc)), d->b0);
+    const int32x4_t v1 = vaddq_s32(vcvtq_s32_f32(vld1q_f32(acc + 4)), d->b1);
+    const int8x8_t r = be_rqn_pack8(be_rq4n(v0, &d->q0), be_rq4n(v1, &d->q1), d->zp16, d->lo, d->hi);
+    if (n == 8 && dstride == 1) {
+        vst1_s8(dst, r);
+        return;
+    }
+    vst1_s8(out, r);
+    for (int i = 0; i < n; i++) dst[i * dstride] = out[i];
+}
+
+/* four output pixels of a 3x3 stride-1 row, channels of one 8-block: the input rows start at r, r + rs, r + 2*rs,
+ * consecutive pixels c8 floats apart; each input column is loaded once and meets the (up to 3) pixels reading it
+ * (sums of integers below 2^24: exact in any order) */
+static inline __attribute__((always_inline)) void dw_four3x3(const float *r, long rs, long c8, const v8f *wv,
+                                                             v8f *o) {
+    v8f a0 = {0, 0, 0, 0, 0, 0, 0, 0}, a1 = a0, a2 = a0, a3 = a0;
+    for (int ky = 0; ky < 3; ky++) {
+        const float *q = r + ky * rs;
+        const v8f k0 = wv[ky * 3], k1 = wv[ky * 3 + 1], k2 = wv[ky * 3 + 2];
+        v8f x = ld8(q);
+        a0 = fma8(a0, k0, x);
+        x = ld8(q + c8);
+        a0 = fma8(a0, k1, x);
+        a1 = fma8(a1, k0, x);
+        x = ld8(q + 2 * c8);
+        a0 = fma8(a0, k2, x);
+        a1 = fma8(a1, k1, x);
+        a2 = fma8(a2, k0, x);
+        x = ld8(q + 3 * c8);
+        a1 = fma8(a1, k2, x);
+        a2 = fma8(a2, k1, x);
+        a3 = fma8(a3, k0, x);
+        x = ld8(q + 4 * c8);
+        a2 = fma8(a2, k2, x);
+        a3 = fma8(a3, k1, x);
+        x = ld8(q + 5 * c8);
+        a3 = fma8(a3, k2, x);
+    }
+    o[0] = a0, o[1] = a1, o[2] = a2, o[3] = a3;
+}
+
+/* 3x3, stride 1, no dilation, OW >= 4: output rows oy0 .. oy1-1, the 9 tap weights of each 8-channel block in
+ * registers, 4 pixels of a row at a time (each input column loaded once), the rest of a row one by one.
+ * Out of line with few live values (an inlined variant-rich loop spills). */
+static __attribute__((noinline)) void dw_rows3x3(const float *buf, long wp, long c8, const be_qconv_geo *g,
+                                                 const float *wf, const be_qepi *e, long oy0, long oy1, int out_nhwc,
+                                                 int8_t *yi) {
+    const long OW = g->OW, ohw = (long)g->OH * OW, C = g->C, rs = wp * c8;
+    for (long cb = 0; cb < C; cb += 8) {
+        const int n = (int)(C - cb < 8 ? C - cb : 8);
+        const dwq q = dwq_make(e, cb);
+        v8f wv[9];
+        for (int t = 0; t < 9; t++) wv[t] = ld8(wf + (long)t * c8 + cb);
+        for (long oy = oy0; oy < oy1; oy++) {
+            const float *r0 = buf + (oy - oy0) * rs + cb;
+            const long p = oy * OW;
+            long ox = 0;
+            float acc[4][8];
+            for (; ox + 4 <= OW; ox += 4) {
+                v8f o[4];
+                dw_four3x3(r0 + ox * c8, rs, c8, wv, o);
+                memcpy(acc, o, sizeof acc);
+                for (int i = 0; i < 4; i++) {
+                    if (out_nhwc)
+                        dw_out8(acc[i], &q, n, yi + (p + ox + i) * C + cb, 1);
+                    else
+                        dw_out8(acc[i], &q, n, yi + cb * ohw + p + ox + i, ohw);
+                }
+            }
+            for (; ox < OW; ox++) {
+                v8f a = {0, 0, 0, 0, 0, 0, 0, 0};
+                for (int t = 0; t < 9; t++) a = fma8(a, wv[t], ld8(r0 + (t / 3) * rs + (ox + t % 3) * c8));
+                memcpy(acc[0], &a, sizeof a);
+                if (out_nhwc)
+                    dw_out8(acc[0], &q, n, yi + (p + ox) * C + cb, 1);
+                else
+                    dw_out8(acc[0], &q, n, yi + cb * ohw + p + ox, ohw);
+            }
+        }
+    }
+}
+
+/* output rows oy0 .. oy1-1 of one image from its filled band (padded row oy0*sh at buf row 0) */
+static void dw_band(const float *buf, long wp, long c8, const be_qconv_geo *g, const long *off, const float *wf,
+                    const be_qepi *e, long oy0, long oy1, int out_nhwc, int8_t *yi) {
+    const int taps = g->KH * g->KW;
+    const long ohw = (long)g->OH * g->OW, npix = (oy1 - oy0) * g->OW, C = g->C;
+    if (g->KH == 3 && g->KW == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 && g->OW >= 4) {
+        dw_rows3x3(buf, wp, c8, g, wf, e, oy0, oy1, out_nhwc, yi);
+        return;
+    }
+    for (long cb = 0; cb < C; cb += 8) {
+        const int n = (int)(C - cb < 8 ? C - cb : 8);
+        const dwq q = dwq_make(e, cb);
+        for (long p0 = 0; p0 < npix; p0 += DP) {
+            const int np = (int)(npix - p0 < DP ? npix - p0 : DP);
+            const float *base[DP];
+            float acc[DP][8];
+            for (int i = 0; i < DP; i++) {
+                const long p = p0 + (i < np ? i : 0), oy = p / g->OW, ox = p % g->OW;
+                base[i] = buf + ((oy * g->sh) * wp + ox * g->sw) * c8 + cb;
+                for (int l = 0; l < 8; l++) acc[i][l] = 0.0f;
+            }
+            v8f va[DP];
+            for (int i = 0; i < DP; i++) va[i] = (v8f){0, 0, 0, 0, 0, 0, 0, 0};
+            for (int t = 0; t < taps; t++) {
+                const v8f w = ld8(wf + (long)t * c8 + cb);
+                for (int i = 0; i < DP; i++) va[i] = fma8(va[i], ld8(base[i] + off[t]), w);
+            }
+            for (int i = 0; i < DP; i++) memcpy(acc[i], &va[i], sizeof(v8f));
+            for (int i = 0; i < np; i++) {
+                const long p = oy0 * g->OW + p0 + i;
+                if (out_nhwc)
+                    dw_out8(acc[i], &q, n, yi + p * C + cb, 1);
+                else
+                    dw_out8(acc[i], &q, n, yi + cb * ohw + p, ohw);
+            }
+        }
+    }
+}
+
+void be_qdwconv_nhwc_i8(const int8_t *x, const float *wf, int8_t *y, const be_qepi *e, const be_qconv_geo *g,
+                        int flags, int32_t x_zp, float *scratch, int threads) {
+    const long C = g->C, c8 = (C + 7) / 8 * 8, hw = (long)g->H * g->W, ohw = (long)g->OH * g->OW;
+    const long wp = be_qdw_nhwc_wp(g);
+    const int taps = g->KH * g->KW;
+    int nt = threads < BE_Q_MAX_THREADS ? threads : BE_Q_MAX_THREADS;
+    if ((double)g->N * ohw * C * taps < 100000.0) nt = 1;
+    if (nt > g->OH * g->N) nt = g->OH * g->N;
+    if (nt < 1) nt = 1;
+    const long bands = g->N >= nt ? 1 : (nt + g->N - 1) / g->N, jobs = (long)g->N * bands;
+    const long brows = (g->OH + bands - 1) / bands;
+    long off[512];
+    for (int ky = 0; ky < g->KH; ky++)
+        for (int kx = 0; kx < g->KW; kx++)
+            off[ky * g->KW + kx] = ((long)ky * g->dh * wp + (long)kx * g->dw) * c8;
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+    for (int t = 0; t < nt; t++) {
+        float *buf = scratch + (long)t * be_qdw_nhwc_slice(g, brows);
+        for (long job = t; job < jobs; job += nt) {
+            const long n = job / bands, b = job % bands;
+            const long oy0 = b * brows, oy1 = oy0 + brows < g->OH ? oy0 + brows : g->OH;
+            if (oy0 >= oy1) continue;
+            const long rin = (oy1 - oy0 - 1) * g->sh + (long)(g->KH - 1) * g->dh + 1;
+            const int8_t *xi = x + n * C * hw;
+            dw_fill(xi, flags & 1, g, c8, wp, oy0 * g->sh, rin, x_zp, buf);
+            dw_band(buf, wp, c8, g, off, wf, e, oy0, oy1, (flags & 2) != 0, y + n * C * ohw);
+        }
+    }
+}

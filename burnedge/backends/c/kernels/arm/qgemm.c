@@ -1,0 +1,339 @@
+/* int8 GEMM: a 6x16 micro-kernel on int16 pairs (_mm256_madd_epi16: exact, no saturation) with the
+ * requantising epilogue in registers, a portable C twin, and QMatMul's loop around it.
+ *
+ * Algorithm (tile):
+ *  1. 12 ymm int32 accumulators (6 rows x 16 columns); per K pair: two B loads of 16 int8 sign-extended to
+ *     int16, one 32-bit broadcast of each row's int16 pair, one madd + add per accumulator. Every product of
+ *     int16 values in [-255, 255] x [-128, 127] is exact and pairs sum in int32; accumulators wrap modulo 2^32,
+ *     so they equal the exact sum whenever it fits int32 (which the spec requires). A tile of at most 8 columns
+ *     keeps 6 accumulators and one B load (8-channel stems and the last panel of M % 16 <= 8 columns).
+ *  2. Epilogue: + bias (per row or per column), requantise 8 lanes at a time (qgemm.h `be_rq8`), pack to int8
+ *     with saturation, clamp to [lo, hi], store the tile's nr columns.
+ * QMatMul: jobs are (6-row panel, range of column panels); a job packs its rows of A (minus a_zp) as int16 pairs
+ * into its thread's scratch slice, then runs the tiles. Integer sums do not depend on the thread count.
+ * ARM: the same tile with vmlal_lane_s16 (int16 x int16 -> int32, exact; 16 columns per pass on aarch64, 8 on
+ * armv7 for its 16 registers) and, with dotprod, sdot on int8 quads (4 products per lane and instruction, exact
+ * int32 sums); QMatMul then packs raw int8 A quads (the lowering folds a_zp into the bias; a nonzero a_zp keeps
+ * the int16 tile). The NEON epilogue is the rule itself: 64-bit vmull_s32 products and flooring shifts.
+ */
+#include "qgemm.h"
+#include "arm_qgemm.h"
+
+static void tile_portable(long k2, const int16_t *a, const int8_t *b, int mr, int nr, int8_t *y, long ldy,
+                          const be_qepi *e, long i0, long j0) {
+    for (int r = 0; r < mr; r++) {
+        for (int c = 0; c < nr; c++) {
+            int64_t acc = 0;
+            for (long kp = 0; kp < k2; kp++) {
+                const int16_t *ap = a + (kp * BE_QMR + r) * 2;
+                const int8_t *bp = b + kp * 32 + 2 * c;
+                acc += (int64_t)ap[0] * bp[0] + (int64_t)ap[1] * bp[1];
+            }
+            const long ch = e->per_col ? j0 + c : i0 + r;
+            uint32_t v = (uint32_t)acc + (e->bias ? (uint32_t)e->bias[ch] : 0u);
+            y[r * ldy + c] = be_rq1((int32_t)v, e->mult[ch], e->shift[ch], e->lim[ch], e->zp, e->lo, e->hi);
+        }
+    }
+}
+
+
+/* bias + requantisation of a tile's 4-column groups g < ng (columns c0 + 4g ..), stores of at most nr columns */
+static inline __attribute__((always_inline)) void epi_neon(const int rows, int32x4_t acc[BE_QMR][4], const int ng,
+                                                           int c0, int nr, int8_t *y, long ldy, const be_qepi *e,
+                                                           long i0, long j0) {
+    const int16x8_t zp16 = vdupq_n_s16((int16_t)e->zp);
+    const int8x8_t lo = vdup_n_s8((int8_t)e->lo), hi = vdup_n_s8((int8_t)e->hi);
+    be_rqn col[4];
+    int32x4_t cb[4];
+    for (int g = 0; g < ng; g++) {
+        const long j = j0 + c0 + 4 * g; /* per-column arrays are padded to 16 channels */
+        col[g] = e->per_col ? be_rqn_make(vld1q_s32(e->mult + j), vld1q_s32(e->shift + j), vld1q_s32(e->lim + j))
+                            : be_rqn_bcast(0, 32, 1);
+        cb[g] = e->per_col && e->bias ? vld1q_s32(e->bias + j) : vdupq_n_s32(0);
+    }
+    for (int r = 0; r < rows; r++) {
+        const long ch = i0 + r;
+        const be_rqn q = e->per_col ? col[0] : be_rqn_bcast(e->mult[ch], e->shift[ch], e->lim[ch]);
+        const int32x4_t bb = !e->per_col && e->bias ? vdupq_n_s32(e->bias[ch]) : vdupq_n_s32(0);
+        for (int h = 0; 2 * h < ng; h++) {
+            const int cols = nr - c0 - 8 * h;
+            if (cols <= 0) break;
+            int32x4_t t0, t1;
+            if (e->per_col) {
+                t0 = be_rq4n(vaddq_s32(acc[r][2 * h], cb[2 * h]), &col[2 * h]);
+                t1 = be_rq4n(vaddq_s32(acc[r][2 * h + 1], cb[2 * h + 1]), &col[2 * h + 1]);
+            } else {
+                t0 = be_rq4n(vaddq_s32(acc[r][2 * h], bb), &q);
+                t1 = be_rq4n(vaddq_s32(acc[r][2 * h + 1], bb), &q);
+            }
+            be_store8n(y + r * ldy + c0 + 8 * h, be_rqn_pack8(t0, t1, zp16, lo, hi), cols < 8 ? cols : 8);
+        }
+    }
+}
+
+#ifdef BE_ISA_AARCH64
+#define QN_G 4 /* 4-column groups per pass: 16 columns, 24 accumulators of 32 registers */
+#else
+#define QN_G 2 /* armv7: 8 columns per pass, 12 accumulators of 16 registers */
+#endif
+
+/* row R's 4*QN_G columns += B(2kp, .) * A(R, 2kp) + B(2kp + 1, .) * A(R, 2kp + 1), lanes L, L+1 of AV; LO takes
+ * a B vector's low half, HI its high half (smlal2 on aarch64, a d register on armv7) */
+#define QROW(R, LO, HI, AV, L)                                                                                   \
+    if (rows > R)                                                                                                \
+        for (int h = 0; h < QN_G / 2; h++) {                                                                     \
+            acc[R][2 * h] = LO(acc[R][2 * h], vget_low_s16(be[h]), AV, L);                                       \
+            acc[R][2 * h] = LO(acc[R][2 * h], vget_low_s16(bo[h]), AV, L + 1);                                   \
+            acc[R][2 * h + 1] = HI(acc[R][2 * h + 1], be[h], AV, L);                                             \
+            acc[R][2 * h + 1] = HI(acc[R][2 * h + 1], bo[h], AV, L + 1);                                         \
+        }
+#ifdef BE_ISA_AARCH64
+#define QROWS(a03, a45)                                                                                          \
+    QROW(0, vmlal_laneq_s16, vmlal_high_laneq_s16, a03, 0) QROW(1, vmlal_laneq_s16, vmlal_high_laneq_s16, a03, 2) \
+    QROW(2, vmlal_laneq_s16, vmlal_high_laneq_s16, a03, 4) QROW(3, vmlal_laneq_s16, vmlal_high_laneq_s16, a03, 6) \
+    QROW(4, vmlal_lane_s16, vmlal_high_lane_s16, a45, 0) QROW(5, vmlal_lane_s16, vmlal_high_lane_s16, a45, 2)
+#else
+#define QHI7(acc, b, AV, L) vmlal_lane_s16(acc, vget_high_s16(b), AV, L)
+#define QROWS(a03, a45)                                                                                          \
+    QROW(0, vmlal_lane_s16, QHI7, vget_low_s16(a03), 0) QROW(1, vmlal_lane_s16, QHI7, vget_low_s16(a03), 2)       \
+    QROW(2, vmlal_lane_s16, QHI7, vget_high_s16(a03), 0) QROW(3, vmlal_lane_s16, QHI7, vget_high_s16(a03), 2)     \
+    QROW(4, vmlal_lane_s16, QHI7, a45, 0) QROW(5, vmlal_lane_s16, QHI7, a45, 2)
+#endif
+
+static inline __attribute__((always_inline)) void tile_neon(const int rows, long k2, const int16_t *a, const int8_t *b,
+                                                            int nr, int8_t *y, long ldy, const be_qepi *e, long i0,
+                                                            long j0) {
+    for (int c0 = 0; c0 < nr; c0 += 4 * QN_G) {
+        int32x4_t acc[BE_QMR][4];
+        for (int r = 0; r < BE_QMR; r++)
+            for (int g = 0; g < 4; g++) acc[r][g] = vdupq_n_s32(0);
+        for (long kp = 0; kp < k2; kp++) {
+            int16x8_t be[2], bo[2]; /* even and odd k of 8 columns each, sign-extended */
+#if QN_G == 4
+            const int8x16x2_t v = vld2q_s8(b + kp * 32);
+            be[0] = vmovl_s8(vget_low_s8(v.val[0]));
+            be[1] = vmovl_s8(vget_high_s8(v.val[0]));
+            bo[0] = vmovl_s8(vget_low_s8(v.val[1]));
+            bo[1] = vmovl_s8(vget_high_s8(v.val[1]));
+#else
+            const int8x8x2_t v = vld2_s8(b + kp * 32 + 2 * c0);
+            be[0] = be[1] = vmovl_s8(v.val[0]);
+            bo[0] = bo[1] = vmovl_s8(v.val[1]);
+#endif
+            const int16_t *ap = a + kp * BE_QMR * 2;
+            const int16x8_t a03 = vld1q_s16(ap);
+            const int16x4_t a45 = vld1_s16(ap + 8);
+            QROWS(a03, a45)
+        }
+        epi_neon(rows, acc, QN_G, c0, nr, y, ldy, e, i0, j0);
+    }
+}
+
+void be_qgemm_tile_neon(long k2, const int16_t *a, const int8_t *b, int mr, int nr, int8_t *y, long ldy,
+                        const be_qepi *e, long i0, long j0) {
+    switch (mr) {
+    case 6: tile_neon(6, k2, a, b, nr, y, ldy, e, i0, j0); return;
+    case 5: tile_neon(5, k2, a, b, nr, y, ldy, e, i0, j0); return;
+    case 4: tile_neon(4, k2, a, b, nr, y, ldy, e, i0, j0); return;
+    case 3: tile_neon(3, k2, a, b, nr, y, ldy, e, i0, j0); return;
+    case 2: tile_neon(2, k2, a, b, nr, y, ldy, e, i0, j0); return;
+    default: tile_neon(1, k2, a, b, nr, y, ldy, e, i0, j0); return;
+    }
+}
+
+#ifdef BE_ISA_DOTPROD
+#define SROW(R, DOT, AV, L)                                                                                      \
+    if (rows > R)                                                                                                \
+        for (int g = 0; g < 4; g++) acc[R][g] = DOT(acc[R][g], bv[g], AV, L);
+
+/* one quad step: every row's 16 columns += the dot products of 4 consecutive k */
+static inline __attribute__((always_inline)) void sdot_step(const int rows, int32x4_t acc[BE_QMR][4],
+                                                            const int8x16_t bv[4], const int8_t *aq) {
+    const int8x16_t a0 = vld1q_s8(aq);
+    const int8x8_t a1 = vld1_s8(aq + 16);
+    SROW(0, vdotq_laneq_s32, a0, 0) SROW(1, vdotq_laneq_s32, a0, 1) SROW(2, vdotq_laneq_s32, a0, 2)
+    SROW(3, vdotq_laneq_s32, a0, 3) SROW(4, vdotq_lane_s32, a1, 0) SROW(5, vdotq_lane_s32, a1, 1)
+}
+
+/* 4 columns x 4 k of each 4-column group from the pair blocks p (k 4kq, 4kq+1) and q (4kq+2, 4kq+3) */
+static inline __attribute__((always_inline)) void zip_quads(int8x16_t p0, int8x16_t p1, int8x16_t q0, int8x16_t q1,
+                                                            int8x16_t bv[4]) {
+    bv[0] = vreinterpretq_s8_s16(vzip1q_s16(vreinterpretq_s16_s8(p0), vreinterpretq_s16_s8(q0)));
+    bv[1] = vreinterpretq_s8_s16(vzip2q_s16(vreinterpretq_s16_s8(p0), vreinterpretq_s16_s8(q0)));
+    bv[2] = vreinterpretq_s8_s16(vzip1q_s16(vreinterpretq_s16_s8(p1), vreinterpretq_s16_s8(q1)));
+    bv[3] = vreinterpretq_s8_s16(vzip2q_s16(vreinterpretq_s16_s8(p1), vreinterpretq_s16_s8(q1)));
+}
+
+static inline __attribute__((always_inline)) void tile_sdot(const int rows, long k2, const int8_t *a4, const int8_t *b,
+                                                            int bquads, int nr, int8_t *y, long ldy,
+                                                            const be_qepi *e, long i0, long j0) {
+    int32x4_t acc[BE_QMR][4];
+    for (int r = 0; r < BE_QMR; r++)
+        for (int g = 0; g < 4; g++) acc[r][g] = vdupq_n_s32(0);
+    const long k4 = (k2 + 1) / 2;
+    int8x16_t bv[4];
+    if (bquads) {
+        for (long kq = 0; kq < k4; kq++) {
+            const int8_t *bp = b + kq * 64;
+            bv[0] = vld1q_s8(bp), bv[1] = vld1q_s8(bp + 16), bv[2] = vld1q_s8(bp + 32), bv[3] = vld1q_s8(bp + 48);
+            sdot_step(rows, acc, bv, a4 + kq * 24);
+        }
+    } else {
+        for (long kq = 0; kq < k2 / 2; kq++) {
+            const int8_t *bp = b + kq * 64;
+            zip_quads(vld1q_s8(bp), vld1q_s8(bp + 16), vld1q_s8(bp + 32), vld1q_s8(bp + 48), bv);
+            sdot_step(rows, acc, bv, a4 + kq * 24);
+        }
+        if (k2 & 1) { /* the last pair block has no partner: zeros (the A quad is zero there too) */
+            const int8_t *bp = b + (k2 - 1) * 32;
+            const int8x16_t z = vdupq_n_s8(0);
+            zip_quads(vld1q_s8(bp), vld1q_s8(bp + 16), z, z, bv);
+            sdot_step(rows, acc, bv, a4 + (k4 - 1) * 24);
+        }
+    }
+    epi_neon(rows, acc, 4, 0, nr, y, ldy, e, i0, j0);
+}
+
+void be_qgemm_tile_sdot(long k2, const int8_t *a4, const int8_t *b, int bquads, int mr, int nr, int8_t *y, long ldy,
+                        const be_qepi *e, long i0, long j0) {
+    switch (mr) {
+    case 6: tile_sdot(6, k2, a4, b, bquads, nr, y, ldy, e, i0, j0); return;
+    case 5: tile_sdot(5, k2, a4, b, bquads, nr, y, ldy, e, i0, j0); return;
+    case 4: tile_sdot(4, k2, a4, b, bquads, nr, y, ldy, e, i0, j0); return;
+    case 3: tile_sdot(3, k2, a4, b, bquads, nr, y, ldy, e, i0, j0); return;
+    case 2: tile_sdot(2, k2, a4, b, bquads, nr, y, ldy, e, i0, j0); return;
+    default: tile_sdot(1, k2, a4, b, bquads, nr, y, ldy, e, i0, j0); return;
+    }
+}
+
+/* quad kq of row r = bytes (2r, 2r+1) of pair block 2kq and (2r, 2r+1) of block 2kq+1 (12 bytes further) */
+void be_qa_quads(const int16_t *a, long k2, int8_t *dst) {
+    static const uint8_t i03[16] = {0, 1, 12, 13, 2, 3, 14, 15, 4, 5, 16, 17, 6, 7, 18, 19};
+    static const uint8_t i45[8] = {8, 9, 20, 21, 10, 11, 22, 23};
+    const uint8x16_t x03 = vld1q_u8(i03);
+    const uint8x8_t x45 = vld1_u8(i45);
+    long kq = 0;
+    for (; 2 * kq + 1 < k2; kq++) {
+        const int16_t *s = a + kq * 4 * BE_QMR;
+        const int8x8_t n2 = vmovn_s16(vld1q_s16(s + 16));
+        int8x16x2_t t;
+        t.val[0] = vcombine_s8(vmovn_s16(vld1q_s16(s)), vmovn_s16(vld1q_s16(s + 8)));
+        t.val[1] = vcombine_s8(n2, n2);
+        vst1q_s8(dst + kq * 24, vqtbl2q_s8(t, x03));
+        vst1_s8(dst + kq * 24 + 16, vqtbl2_s8(t, x45));
+    }
+    if (k2 & 1) {
+        const int16_t *s = a + (k2 - 1) * 2 * BE_QMR;
+        int8_t *d = dst + kq * 24;
+        for (int r = 0; r < BE_QMR; r++) {
+            d[4 * r] = (int8_t)s[2 * r];
+            d[4 * r + 1] = (int8_t)s[2 * r + 1];
+            d[4 * r + 2] = d[4 * r + 3] = 0;
+        }
+    }
+}
+#endif
+
+void be_qgemm_tile(long k2, const int16_t *a, const int8_t *b, int mr, int nr, int8_t *y, long ldy,
+                   const be_qepi *e, long i0, long j0) {
+    be_qgemm_tile_neon(k2, a, b, mr, nr, y, ldy, e, i0, j0);
+    return;
+    tile_portable(k2, a, b, mr, nr, y, ldy, e, i0, j0);
+}
+
+#ifdef BE_ISA_DOTPROD
+/* rows i0 .. i0+mr-1 of A (raw int8) as one A panel of int8 quads, zero-padded */
+static void pack_a_quads(const int8_t *a, long lda, long K, int mr, int8_t *dst) {
+    const long k4 = (K + 3) / 4;
+    memset(dst, 0, (size_t)k4 * 24);
+    for (int r = 0; r < mr; r++)
+        for (long k = 0; k < K; k++) dst[(k >> 2) * 24 + r * 4 + (k & 3)] = a[r * lda + k];
+}
+#endif
+
+/* rows i0 .. i0+mr-1 of A (minus zp) as one A panel of int16 pairs, zero-padded past K (x86: junk may take the
+ * place of the zeros when kread > K: the bytes a row may be read to; products with the B panels' zero padding stay
+ * 0 and pairs past the panel are not stored) */
+static void pack_a_rows(const int8_t *a, long lda, long K, long kread, int32_t zp, int mr, int16_t *dst) {
+    const long k2 = (K + 1) / 2;
+    long kp = 0;
+    (void)kread;
+    for (; kp < k2; kp++) {
+        int16_t *d = dst + kp * BE_QMR * 2;
+        for (int r = 0; r < BE_QMR; r++) {
+            const long k = 2 * kp;
+            d[2 * r] = (int16_t)(r < mr ? a[r * lda + k] - zp : 0);
+            d[2 * r + 1] = (int16_t)(r < mr && k + 1 < K ? a[r * lda + k + 1] - zp : 0);
+        }
+    }
+}
+
+void be_qgemm_i8(long M, long N, long K, const int8_t *a, long lda, int32_t a_zp, const int8_t *bpack, int8_t *y,
+                 long ldy, const be_qepi *e, int16_t *scratch, int threads) {
+    const long k2 = (K + 1) / 2, mp = (M + BE_QMR - 1) / BE_QMR, np = (N + BE_QNR - 1) / BE_QNR;
+    int nt = threads < BE_Q_MAX_THREADS ? threads : BE_Q_MAX_THREADS;
+    if ((double)M * N * K < 100000.0) nt = 1;
+    /* split columns when there are too few row panels to feed the threads */
+    long nchunks = 1;
+    if (nt > 1 && mp < 2 * nt) nchunks = np < 2 * nt ? np : 2 * nt;
+    const long jobs = mp * nchunks;
+    if (nt > jobs) nt = (int)jobs;
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+    for (int t = 0; t < nt; t++) {
+        int16_t *ap = scratch + (long)t * k2 * BE_QMR * 2;
+        long packed = -1;
+        for (long job = t; job < jobs; job += nt) {
+            const long p = job / nchunks, ch = job % nchunks;
+            const long i0 = p * BE_QMR;
+            const int mr = (int)(M - i0 < BE_QMR ? M - i0 : BE_QMR);
+#ifdef BE_ISA_DOTPROD
+            const int quads = a_zp == 0; /* raw int8 A: sdot; else the int16 tile takes A - a_zp */
+#else
+            const int quads = 0;
+#endif
+            if (packed != p) {
+#ifdef BE_ISA_DOTPROD
+                if (quads)
+                    pack_a_quads(a + i0 * lda, lda, K, mr, (int8_t *)ap);
+                else
+#endif
+                    pack_a_rows(a + i0 * lda, lda, K, K, a_zp, mr, ap);
+                packed = p;
+            }
+            const long q0 = np * ch / nchunks, q1 = np * (ch + 1) / nchunks;
+            for (long q = q0; q < q1; q++) {
+                const long j0 = q * BE_QNR;
+                const int nr = (int)(N - j0 < BE_QNR ? N - j0 : BE_QNR);
+#ifdef BE_ISA_DOTPROD
+                if (quads) {
+                    be_qgemm_tile_sdot(k2, (const int8_t *)ap, bpack + q * k2 * 32, 0, mr, nr, y + i0 * ldy + j0,
+                                       ldy, e, i0, j0);
+                    continue;
+                }
+#endif
+                (void)quads;
+                be_qgemm_tile(k2, ap, bpack + q * k2 * 32, mr, nr, y + i0 * ldy + j0, ldy, e, i0, j0);
+            }
+        }
+    }
+}
+
+void be_qgemm_panel(const int8_t *a, long lda, long K, long kread, int mr, long N, const int8_t *bpack, int8_t *y,
+                    long ldy, const be_qepi *e, long i0, void *apanel) {
+    const long k2 = (K + 1) / 2, np = (N + BE_QNR - 1) / BE_QNR;
+#ifdef BE_ISA_DOTPROD
+    (void)kread;
+    pack_a_quads(a, lda, K, mr, (int8_t *)apanel);
+#else
+    pack_a_rows(a, lda, K, kread, 0, mr, (int16_t *)apanel);
+#endif
+    for (long q = 0; q < np; q++) {
+        const long j0 = q * BE_QNR;
+        const int nr = (int)(N - j0 < BE_QNR ? N - j0 : BE_QNR);
+#ifdef BE_ISA_DOTPROD
+        be_qgemm_tile_sdot(k2, (const int8_t *)apanel, bpack + q * k2 * 32, 0, mr, nr, y + j0, ldy, e, i0, j0);
+#else
+        be_qgemm_tile(k2, (const int16_t *)apanel, bpack + q * k2 * 32, mr, nr, y + j0, ldy, e, i0, j0);
+#endif
+    }
+}

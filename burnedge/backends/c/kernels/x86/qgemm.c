@@ -1,0 +1,231 @@
+/* int8 GEMM: a 6x16 micro-kernel on int16 pairs (_mm256_madd_epi16: exact, no saturation) with the
+ * requantising epilogue in registers, a portable C twin, and QMatMul's loop around it.
+ *
+ * Algorithm (tile):
+ *  1. 12 ymm int32 accumulators (6 rows x 16 columns); per K pair: two B loads of 16 int8 sign-extended to
+ *     int16, one 32-bit broadcast of each row's int16 pair, one madd + add per accumulator. Every product of
+ *     int16 values in [-255, 255] x [-128, 127] is exact and pairs sum in int32; accumulators wrap modulo 2^32,
+ *     so they equal the exact sum whenever it fits int32 (which the spec requires). A tile of at most 8 columns
+ *     keeps 6 accumulators and one B load (8-channel stems and the last panel of M % 16 <= 8 columns).
+ *  2. Epilogue: + bias (per row or per column), requantise 8 lanes at a time (qgemm.h `be_rq8`), pack to int8
+ *     with saturation, clamp to [lo, hi], store the tile's nr columns.
+ * QMatMul: jobs are (6-row panel, range of column panels); a job packs its rows of A (minus a_zp) as int16 pairs
+ * into its thread's scratch slice, then runs the tiles. Integer sums do not depend on the thread count.
+ * ARM: the same tile with vmlal_lane_s16 (int16 x int16 -> int32, exact; 16 columns per pass on aarch64, 8 on
+ * armv7 for its 16 registers) and, with dotprod, sdot on int8 quads (4 products per lane and instruction, exact
+ * int32 sums); QMatMul then packs raw int8 A quads (the lowering folds a_zp into the bias; a nonzero a_zp keeps
+ * the int16 tile). The NEON epilogue is the rule itself: 64-bit vmull_s32 products and flooring shifts.
+ */
+#include "qgemm.h"
+#include "x86_qgemm.h"
+
+static void tile_portable(long k2, const int16_t *a, const int8_t *b, int mr, int nr, int8_t *y, long ldy,
+                          const be_qepi *e, long i0, long j0) {
+    for (int r = 0; r < mr; r++) {
+        for (int c = 0; c < nr; c++) {
+            int64_t acc = 0;
+            for (long kp = 0; kp < k2; kp++) {
+                const int16_t *ap = a + (kp * BE_QMR + r) * 2;
+                const int8_t *bp = b + kp * 32 + 2 * c;
+                acc += (int64_t)ap[0] * bp[0] + (int64_t)ap[1] * bp[1];
+            }
+            const long ch = e->per_col ? j0 + c : i0 + r;
+            uint32_t v = (uint32_t)acc + (e->bias ? (uint32_t)e->bias[ch] : 0u);
+            y[r * ldy + c] = be_rq1((int32_t)v, e->mult[ch], e->shift[ch], e->lim[ch], e->zp, e->lo, e->hi);
+        }
+    }
+}
+
+/* NB = 2: 16 columns; NB = 1: at most 8 (narrow outputs, e.g. 8-channel stems: half the work) */
+static inline __attribute__((always_inline)) void tile_avx2(const int rows, const int NB, long k2, const int16_t *a,
+                                                            const int8_t *b, int nr, int8_t *y, long ldy,
+                                                            const be_qepi *e, long i0, long j0) {
+    /* named accumulators (an array of them gets spilled to the stack by gcc): 12 + 2 B + 1 broadcast registers */
+    const __m256i z = _mm256_setzero_si256();
+    __m256i c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z, c50 = z,
+            c51 = z;
+    const int32_t *ap = (const int32_t *)a;
+#define QSTEP(R, A0, A1)                                                                                         \
+    if (rows > R) {                                                                                              \
+        const __m256i av = _mm256_set1_epi32(ap[R]);                                                             \
+        A0 = _mm256_add_epi32(A0, _mm256_madd_epi16(av, b0));                                                    \
+        if (NB > 1) A1 = _mm256_add_epi32(A1, _mm256_madd_epi16(av, b1));                                        \
+    }
+    for (long kp = 0; kp < k2; kp++, ap += BE_QMR) {
+        const __m256i b0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + kp * 32)));
+        const __m256i b1 = NB > 1 ? _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + kp * 32 + 16))) : z;
+        QSTEP(0, c00, c01) QSTEP(1, c10, c11) QSTEP(2, c20, c21) QSTEP(3, c30, c31) QSTEP(4, c40, c41)
+        QSTEP(5, c50, c51)
+    }
+#undef QSTEP
+    const __m256i acc[BE_QMR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
+    const __m256i zp16 = _mm256_set1_epi16((int16_t)e->zp);
+    const __m128i lo = _mm_set1_epi8((int8_t)e->lo), hi = _mm_set1_epi8((int8_t)e->hi);
+    be_rqv col0, col1;
+    __m256i cb0 = _mm256_setzero_si256(), cb1 = cb0;
+    if (e->per_col) {
+        const __m256i *mp = (const __m256i *)(e->mult + j0), *sp = (const __m256i *)(e->shift + j0);
+        const __m256i *lp = (const __m256i *)(e->lim + j0);
+        col0 = be_rqv_make(_mm256_loadu_si256(mp), _mm256_loadu_si256(sp), _mm256_loadu_si256(lp));
+        if (NB > 1)
+            col1 = be_rqv_make(_mm256_loadu_si256(mp + 1), _mm256_loadu_si256(sp + 1), _mm256_loadu_si256(lp + 1));
+        if (e->bias) {
+            cb0 = _mm256_loadu_si256((const __m256i *)(e->bias + j0));
+            if (NB > 1) cb1 = _mm256_loadu_si256((const __m256i *)(e->bias + j0 + 8));
+        }
+    }
+    for (int r = 0; r < rows; r++) {
+        __m128i out;
+        if (e->per_col) {
+            const __m256i t0 = be_rq8(_mm256_add_epi32(acc[r][0], cb0), &col0);
+            out = be_rq_pack16(t0, NB > 1 ? be_rq8(_mm256_add_epi32(acc[r][1], cb1), &col1) : t0, zp16, lo, hi);
+        } else {
+            const long ch = i0 + r;
+            const be_rqv q = be_rqv_bcast(e->mult[ch], e->shift[ch], e->lim[ch]);
+            const __m256i bb = _mm256_set1_epi32(e->bias ? e->bias[ch] : 0);
+            const __m256i t0 = be_rq8(_mm256_add_epi32(acc[r][0], bb), &q);
+            out = be_rq_pack16(t0, NB > 1 ? be_rq8(_mm256_add_epi32(acc[r][1], bb), &q) : t0, zp16, lo, hi);
+        }
+        if (NB == 1 && nr == 8) {
+            _mm_storel_epi64((__m128i *)(y + r * ldy), out);
+        } else if (nr == BE_QNR) {
+            _mm_storeu_si128((__m128i *)(y + r * ldy), out);
+        } else {
+            int8_t t[16];
+            _mm_storeu_si128((__m128i *)t, out);
+            memcpy(y + r * ldy, t, (size_t)nr);
+        }
+    }
+}
+
+
+
+void be_qgemm_tile(long k2, const int16_t *a, const int8_t *b, int mr, int nr, int8_t *y, long ldy,
+                   const be_qepi *e, long i0, long j0) {
+    if (nr <= 8) {
+        switch (mr) {
+        case 6: tile_avx2(6, 1, k2, a, b, nr, y, ldy, e, i0, j0); return;
+        case 5: tile_avx2(5, 1, k2, a, b, nr, y, ldy, e, i0, j0); return;
+        case 4: tile_avx2(4, 1, k2, a, b, nr, y, ldy, e, i0, j0); return;
+        case 3: tile_avx2(3, 1, k2, a, b, nr, y, ldy, e, i0, j0); return;
+        case 2: tile_avx2(2, 1, k2, a, b, nr, y, ldy, e, i0, j0); return;
+        default: tile_avx2(1, 1, k2, a, b, nr, y, ldy, e, i0, j0); return;
+        }
+    }
+    switch (mr) {
+    case 6: tile_avx2(6, 2, k2, a, b, nr, y, ldy, e, i0, j0); return;
+    case 5: tile_avx2(5, 2, k2, a, b, nr, y, ldy, e, i0, j0); return;
+    case 4: tile_avx2(4, 2, k2, a, b, nr, y, ldy, e, i0, j0); return;
+    case 3: tile_avx2(3, 2, k2, a, b, nr, y, ldy, e, i0, j0); return;
+    case 2: tile_avx2(2, 2, k2, a, b, nr, y, ldy, e, i0, j0); return;
+    default: tile_avx2(1, 2, k2, a, b, nr, y, ldy, e, i0, j0); return;
+    }
+}
+
+
+/* rows i0 .. i0+mr-1 of A (minus zp) as one A panel of int16 pairs, zero-padded past K (x86: junk may take the
+ * place of the zeros when kread > K: the bytes a row may be read to; products with the B panels' zero padding stay
+ * 0 and pairs past the panel are not stored) */
+static void pack_a_rows(const int8_t *a, long lda, long K, long kread, int32_t zp, int mr, int16_t *dst) {
+    const long k2 = (K + 1) / 2;
+    long kp = 0;
+    (void)kread;
+    /* 16 k of the 6 rows at a time: each row's 8 int16 pairs (one int32 each) in a vector, a 4x4 int32 transpose
+     * per 128-bit lane, then 8 stores of 8 int32 at 6-int32 steps in kp order: each overwrites the previous one's
+     * 2 junk lanes; the last one's land on pair kp + 8, which the next block or the tail loop writes (the fast path
+     * stops while one more pair follows, so no store leaves the panel) */
+    const __m256i zp16 = _mm256_set1_epi16((int16_t)zp);
+    for (; kp < k2; kp += 8) {
+        /* the last (partial) block: copies of the rows' remaining k, padded with zp (so 0 after the subtraction),
+         * transposed into `last`, of which only the pairs left are copied out */
+        const int tail = kp + 8 >= k2, copy = 2 * kp + 16 > kread;
+        int8_t rest[BE_QMR][16];
+        int32_t last[8 * BE_QMR + 8];
+        if (copy) {
+            memset(rest, (int8_t)zp, sizeof rest);
+            const long nk = K - 2 * kp, n8 = nk & ~7L;
+            for (int i = 0; i < mr; i++) { /* 8-byte moves, then bytes: a libc call per row would cost more */
+                const int8_t *src = a + i * lda + 2 * kp;
+                for (long k = 0; k < n8; k += 8) memcpy(rest[i] + k, src + k, 8);
+                for (long k = n8; k < nk; k++) rest[i][k] = src[k];
+            }
+        }
+        __m256i r[8];
+        for (int i = 0; i < 8; i++)
+            r[i] = i < mr ? _mm256_sub_epi16(
+                                _mm256_cvtepi8_epi16(_mm_loadu_si128(
+                                    (const __m128i *)(copy ? rest[i] : a + i * lda + 2 * kp))), zp16)
+                          : _mm256_setzero_si256();
+        const __m256i t0 = _mm256_unpacklo_epi32(r[0], r[1]), t1 = _mm256_unpackhi_epi32(r[0], r[1]);
+        const __m256i t2 = _mm256_unpacklo_epi32(r[2], r[3]), t3 = _mm256_unpackhi_epi32(r[2], r[3]);
+        const __m256i t4 = _mm256_unpacklo_epi32(r[4], r[5]), t5 = _mm256_unpackhi_epi32(r[4], r[5]);
+        const __m256i u0 = _mm256_unpacklo_epi64(t0, t2), u1 = _mm256_unpackhi_epi64(t0, t2);
+        const __m256i u2 = _mm256_unpacklo_epi64(t1, t3), u3 = _mm256_unpackhi_epi64(t1, t3);
+        const __m256i u4 = _mm256_unpacklo_epi64(t4, t4), u5 = _mm256_unpackhi_epi64(t4, t4);
+        const __m256i u6 = _mm256_unpacklo_epi64(t5, t5), u7 = _mm256_unpackhi_epi64(t5, t5);
+        /* u0 = kp {0 | 4} rows 0-3; u4 = kp {0 | 4} rows 4-5 (twice) ... */
+        int32_t *d = tail ? last : (int32_t *)(dst + kp * BE_QMR * 2);
+        const __m256i v[4][2] = {{u0, u4}, {u1, u5}, {u2, u6}, {u3, u7}};
+        for (int j = 0; j < 4; j++) /* in kp order: each store overwrites the previous one's 2 junk lanes */
+            _mm256_storeu_si256((__m256i *)(d + j * 6), _mm256_permute2x128_si256(v[j][0], v[j][1], 0x20));
+        for (int j = 0; j < 4; j++)
+            _mm256_storeu_si256((__m256i *)(d + (j + 4) * 6), _mm256_permute2x128_si256(v[j][0], v[j][1], 0x31));
+        if (tail) {
+            for (long i = 0; i < (k2 - kp) * 3; i++) memcpy(dst + kp * BE_QMR * 2 + 4 * i, last + 2 * i, 8);
+            kp = k2;
+        }
+    }
+    for (; kp < k2; kp++) {
+        int16_t *d = dst + kp * BE_QMR * 2;
+        for (int r = 0; r < BE_QMR; r++) {
+            const long k = 2 * kp;
+            d[2 * r] = (int16_t)(r < mr ? a[r * lda + k] - zp : 0);
+            d[2 * r + 1] = (int16_t)(r < mr && k + 1 < K ? a[r * lda + k + 1] - zp : 0);
+        }
+    }
+}
+
+void be_qgemm_i8(long M, long N, long K, const int8_t *a, long lda, int32_t a_zp, const int8_t *bpack, int8_t *y,
+                 long ldy, const be_qepi *e, int16_t *scratch, int threads) {
+    const long k2 = (K + 1) / 2, mp = (M + BE_QMR - 1) / BE_QMR, np = (N + BE_QNR - 1) / BE_QNR;
+    int nt = threads < BE_Q_MAX_THREADS ? threads : BE_Q_MAX_THREADS;
+    if ((double)M * N * K < 100000.0) nt = 1;
+    /* split columns when there are too few row panels to feed the threads */
+    long nchunks = 1;
+    if (nt > 1 && mp < 2 * nt) nchunks = np < 2 * nt ? np : 2 * nt;
+    const long jobs = mp * nchunks;
+    if (nt > jobs) nt = (int)jobs;
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+    for (int t = 0; t < nt; t++) {
+        int16_t *ap = scratch + (long)t * k2 * BE_QMR * 2;
+        long packed = -1;
+        for (long job = t; job < jobs; job += nt) {
+            const long p = job / nchunks, ch = job % nchunks;
+            const long i0 = p * BE_QMR;
+            const int mr = (int)(M - i0 < BE_QMR ? M - i0 : BE_QMR);
+            const int quads = 0;
+            if (packed != p) {
+                    pack_a_rows(a + i0 * lda, lda, K, K, a_zp, mr, ap);
+                packed = p;
+            }
+            const long q0 = np * ch / nchunks, q1 = np * (ch + 1) / nchunks;
+            for (long q = q0; q < q1; q++) {
+                const long j0 = q * BE_QNR;
+                const int nr = (int)(N - j0 < BE_QNR ? N - j0 : BE_QNR);
+                (void)quads;
+                be_qgemm_tile(k2, ap, bpack + q * k2 * 32, mr, nr, y + i0 * ldy + j0, ldy, e, i0, j0);
+            }
+        }
+    }
+}
+
+void be_qgemm_panel(const int8_t *a, long lda, long K, long kread, int mr, long N, const int8_t *bpack, int8_t *y,
+                    long ldy, const be_qepi *e, long i0, void *apanel) {
+    const long k2 = (K + 1) / 2, np = (N + BE_QNR - 1) / BE_QNR;
+    pack_a_rows(a, lda, K, kread, 0, mr, (int16_t *)apanel);
+    for (long q = 0; q < np; q++) {
+        const long j0 = q * BE_QNR;
+        const int nr = (int)(N - j0 < BE_QNR ? N - j0 : BE_QNR);
+        be_qgemm_tile(k2, (const int16_t *)apanel, bpack + q * k2 * 32, mr, nr, y + j0, ldy, e, i0, j0);
+    }
+}

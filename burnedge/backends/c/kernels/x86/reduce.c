@@ -1,0 +1,181 @@
+/* Reduction kernels over [outer, n, inner]: Reduce*, ArgMax/ArgMin, TopK, CumSum.
+ *
+ * Reduce (float):
+ *   1. a contiguous row (inner == 1) is reduced with 32 (AVX2) or 8 (portable) independent accumulators,
+ *      summed pairwise at the end; max/min carry a NaN flag so that NaN propagates as in numpy;
+ *   2. otherwise lanes are reduced in blocks of 256: the output block starts at the identity and each of the n
+ *      input rows is combined into it (a contiguous loop the compiler vectorises);
+ *   3. LogSumExp takes the lane maximum m (0 when not finite), then log(sum(exp(x - m))) + m, as the reference;
+ *   4. post: sqrt (L2), log (LogSum), or a division by the element count (Mean).
+ * Integers accumulate in the unsigned type so that sums and products wrap like numpy's, without C overflow.
+ * ArgMax/TopK/CumSum walk each lane in index order; lanes are independent, so threads split them.
+ */
+#include "burnedge.h"
+#include "reduce.h"
+#include "x86_simd.h"
+
+
+#define BE_BLOCK 256
+
+static inline float be__hsum8(const float *a) {
+    return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+}
+
+/* sum of pre(x[0..n)) */
+static float be__row_sum(const float *x, long n, int pre, int simd) {
+    long i = 0;
+    float s = 0.0f;
+    if (simd && n >= 32) {
+        __m256 a[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+        const __m256 sign = _mm256_set1_ps(-0.0f);
+        for (; i + 32 <= n; i += 32)
+            for (int k = 0; k < 4; k++) {
+                __m256 v = _mm256_loadu_ps(x + i + 8 * k);
+                if (pre == BE_PRE_SQUARE)
+                    a[k] = _mm256_fmadd_ps(v, v, a[k]);
+                else
+                    a[k] = _mm256_add_ps(a[k], pre == BE_PRE_ABS ? _mm256_andnot_ps(sign, v) : v);
+            }
+        float t[8];
+        _mm256_storeu_ps(t, _mm256_add_ps(_mm256_add_ps(a[0], a[1]), _mm256_add_ps(a[2], a[3])));
+        s = be__hsum8(t);
+    }
+    (void)simd;
+    float acc[8] = {0};
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++) {
+            float v = x[i + k];
+            acc[k] += pre == BE_PRE_SQUARE ? v * v : pre == BE_PRE_ABS ? fabsf(v) : v;
+        }
+    for (; i < n; i++) {
+        float v = x[i];
+        acc[0] += pre == BE_PRE_SQUARE ? v * v : pre == BE_PRE_ABS ? fabsf(v) : v;
+    }
+    return s + be__hsum8(acc);
+}
+
+/* max (or min) of x[0..n), NaN if any is NaN; -inf (+inf) for n == 0 */
+static float be__row_max(const float *x, long n, int is_min, int simd) {
+    long i = 0;
+    float m = is_min ? INFINITY : -INFINITY;
+    int nan = 0;
+    if (simd && n >= 16) {
+        __m256 a0 = _mm256_set1_ps(m), a1 = a0, bad = _mm256_setzero_ps();
+        for (; i + 16 <= n; i += 16) {
+            __m256 v0 = _mm256_loadu_ps(x + i), v1 = _mm256_loadu_ps(x + i + 8);
+            bad = _mm256_or_ps(bad, _mm256_cmp_ps(v0, v1, _CMP_UNORD_Q));
+            a0 = is_min ? _mm256_min_ps(v0, a0) : _mm256_max_ps(v0, a0);
+            a1 = is_min ? _mm256_min_ps(v1, a1) : _mm256_max_ps(v1, a1);
+        }
+        float t[16];
+        _mm256_storeu_ps(t, a0);
+        _mm256_storeu_ps(t + 8, a1);
+        for (int k = 0; k < 16; k++) m = is_min ? (t[k] < m ? t[k] : m) : (t[k] > m ? t[k] : m);
+        nan = _mm256_movemask_ps(bad) != 0;
+    }
+    (void)simd;
+    for (; i < n; i++) {
+        float v = x[i];
+        nan |= v != v;
+        m = is_min ? (v < m ? v : m) : (v > m ? v : m);
+    }
+    return nan ? NAN : m;
+}
+
+static float be__row_lse(const float *x, long stride, long n) {
+    float m = -INFINITY;
+    int nan = 0;
+    for (long i = 0; i < n; i++) {
+        float v = x[i * stride];
+        nan |= v != v;
+        m = v > m ? v : m;
+    }
+    if (nan) return NAN;
+    if (!isfinite(m)) m = 0.0f;
+    float s = 0.0f;
+    for (long i = 0; i < n; i++) s += expf(x[i * stride] - m);
+    return logf(s) + m;
+}
+
+static float be__row(const float *x, long n, int pre, int comb, int simd) {
+    switch (comb) {
+    case BE_RED_SUM: return be__row_sum(x, n, pre, simd);
+    case BE_RED_MAX: return be__row_max(x, n, 0, simd);
+    case BE_RED_MIN: return be__row_max(x, n, 1, simd);
+    case BE_RED_LSE: return be__row_lse(x, 1, n);
+    default: {
+        float p = 1.0f;
+        for (long i = 0; i < n; i++) p *= x[i];
+        return p;
+    }
+    }
+}
+
+/* lanes [0, m) of y (stride 1) combined over n rows of x (row stride `inner`) */
+static void be__lanes(const float *x, float *y, long n, long inner, long m, int pre, int comb) {
+    if (comb == BE_RED_LSE) {
+        for (long i = 0; i < m; i++) y[i] = be__row_lse(x + i, inner, n);
+        return;
+    }
+    float id = comb == BE_RED_MAX ? -INFINITY : comb == BE_RED_MIN ? INFINITY : comb == BE_RED_PROD ? 1.0f : 0.0f;
+    for (long i = 0; i < m; i++) y[i] = id;
+    for (long r = 0; r < n; r++) {
+        const float *xr = x + r * inner;
+        switch (comb) {
+        case BE_RED_SUM:
+            if (pre == BE_PRE_SQUARE)
+                for (long i = 0; i < m; i++) y[i] += xr[i] * xr[i];
+            else if (pre == BE_PRE_ABS)
+                for (long i = 0; i < m; i++) y[i] += fabsf(xr[i]);
+            else
+                for (long i = 0; i < m; i++) y[i] += xr[i];
+            break;
+        case BE_RED_MAX:
+            for (long i = 0; i < m; i++) y[i] = (xr[i] > y[i] || xr[i] != xr[i]) ? xr[i] : y[i];
+            break;
+        case BE_RED_MIN:
+            for (long i = 0; i < m; i++) y[i] = (xr[i] < y[i] || xr[i] != xr[i]) ? xr[i] : y[i];
+            break;
+        default:
+            for (long i = 0; i < m; i++) y[i] *= xr[i];
+        }
+    }
+}
+
+static inline float be__post(float v, int post, float divisor) {
+    switch (post) {
+    case BE_POST_SQRT: return sqrtf(v);
+    case BE_POST_LOG: return logf(v);
+    case BE_POST_DIV: return v / divisor;
+    default: return v;
+    }
+}
+
+static void be__reduce_f32(const float *x, float *y, long outer, long n, long inner, int pre, int comb, int post,
+                           float divisor, int threads, int simd) {
+    if (inner == 1) {
+        BE_PARALLEL_FOR(threads > 1 && outer > 1 && outer * n > 32768)
+        for (long o = 0; o < outer; o++) y[o] = be__post(be__row(x + o * n, n, pre, comb, simd), post, divisor);
+        return;
+    }
+    long blocks = (inner + BE_BLOCK - 1) / BE_BLOCK;
+    BE_PARALLEL_FOR(threads > 1 && outer * blocks > 1 && outer * n * inner > 32768)
+    for (long t = 0; t < outer * blocks; t++) {
+        long o = t / blocks, b0 = (t % blocks) * BE_BLOCK;
+        long m = inner - b0 < BE_BLOCK ? inner - b0 : BE_BLOCK;
+        float *yb = y + o * inner + b0;
+        be__lanes(x + o * n * inner + b0, yb, n, inner, m, pre, comb);
+        if (post != BE_POST_NONE)
+            for (long i = 0; i < m; i++) yb[i] = be__post(yb[i], post, divisor);
+    }
+}
+
+void be_reduce_f32(const float *x, float *y, long outer, long n, long inner, int pre, int comb, int post,
+                   float divisor, int threads) {
+    be__reduce_f32(x, y, outer, n, inner, pre, comb, post, divisor, threads, 1);
+}
+
+void be_reduce_f32_portable(const float *x, float *y, long outer, long n, long inner, int pre, int comb, int post,
+                            float divisor, int threads) {
+    be__reduce_f32(x, y, outer, n, inner, pre, comb, post, divisor, threads, 0);
+}
