@@ -1,20 +1,60 @@
-"""The graph IR: typed values with static shapes, nodes bound to registry ops, topological order, verify()."""
+"""The graph IR: typed values with static shapes, the OpDef record nodes are bound to, topological order, verify()."""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+import inspect
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .errors import ModelError
 
-if TYPE_CHECKING:
-    from .ops import OpDef
+__all__ = ["MAX_OPSET", "REQUIRED", "Graph", "Node", "OpDef", "Spec", "Value"]
 
-__all__ = ["Graph", "Node", "Value"]
+REQUIRED = inspect.Parameter.empty  # the default of an attribute the op requires
+MAX_OPSET = 10_000  # `until` of an op ONNX has not removed
+
+
+class Spec(NamedTuple):
+    """Type of a tensor known only by shape and dtype (what infer functions see and return)."""
+
+    shape: tuple[int, ...]
+    dtype: Any
+
+
+@dataclass(frozen=True)
+class OpDef:
+    """One version range of one op: its numpy reference and what the importer needs to know about it.
+
+    The registry (`burnedge.ops.register`) builds these; `tags` name facts other stages ask about the op
+    (`burnedge.ops.TAGS` lists them and their meaning).
+    """
+
+    name: str
+    domain: str
+    since: int
+    until: int
+    ref: Callable[..., Any]
+    attrs: dict[str, Any]
+    n_inputs: int
+    variadic: bool
+    context: frozenset[str]
+    static: tuple[int, ...] = ()
+    dynamic_shape: bool = False
+    random: bool = False
+    infer: Callable[..., Any] | None = None
+    tags: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def key(self) -> str:
+        return f"{self.domain + '.' if self.domain else ''}{self.name}"
+
+    def __repr__(self) -> str:
+        until = "" if self.until >= MAX_OPSET else str(self.until)
+        return f"OpDef({self.key} opset {self.since}..{until})"
 
 
 @dataclass

@@ -26,49 +26,26 @@ import importlib
 import inspect
 import pkgutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
-__all__ = ["REQUIRED", "OpDef", "Spec", "all_ops", "for_onnx", "register"]
+from ..ir import MAX_OPSET, REQUIRED, OpDef, Spec
 
-REQUIRED = inspect.Parameter.empty
-MAX_OPSET = 10_000
+__all__ = ["MAX_OPSET", "REQUIRED", "TAGS", "OpDef", "Spec", "all_ops", "for_onnx", "register", "tagged"]
 
-
-class Spec(NamedTuple):
-    """Type of a tensor known only by shape and dtype (what infer functions see and return)."""
-
-    shape: tuple[int, ...]
-    dtype: Any
-
-
-@dataclass(frozen=True)
-class OpDef:
-    """One version range of one op: its numpy reference and what the importer needs to know about it."""
-
-    name: str
-    domain: str
-    since: int
-    until: int
-    ref: Callable[..., Any]
-    attrs: dict[str, Any]
-    n_inputs: int
-    variadic: bool
-    context: frozenset[str]
-    static: tuple[int, ...] = ()
-    dynamic_shape: bool = False
-    random: bool = False
-    infer: Callable[..., Any] | None = None
-    tags: frozenset[str] = field(default_factory=frozenset)
-
-    @property
-    def key(self) -> str:
-        return f"{self.domain + '.' if self.domain else ''}{self.name}"
-
-    def __repr__(self) -> str:
-        until = "" if self.until >= MAX_OPSET else str(self.until)
-        return f"OpDef({self.key} opset {self.since}..{until})"
-
+# The facts other stages ask about an op, given where the op is registered (never as a list of op names elsewhere).
+TAGS: dict[str, str] = {
+    "elementwise": "out[i] depends on in[i] only (operands broadcast): the planner may run it in place",
+    "view": "the output is the input's bytes reinterpreted: the planner lets them share memory",
+    "shape_only": "reads only its input's shape, never its values (the importer folds it)",
+    "fusable": "may join a generated elementwise loop (passes/fuse_elementwise.py); a backend that runs fused "
+    "chains has an expression for it",
+    "int8_passthrough": "runs unchanged on the int8 bytes of input 0 (a copy, a selection, a max): its outputs keep "
+    "that input's qparams (quantize/rules/movement.py)",
+    "qdq_movement": "QDQ import runs it on int8 inside a DequantizeLinear -> op -> QuantizeLinear island, each "
+    "input requantised to the output's qparams (quantize/qdq/); int8_passthrough ops and Concat",
+    "int8_lut": "a function of one tensor elementwise (other operands one-element constants): int8 runs it as a "
+    "256-entry table (quantize/rules/lut.py)",
+}
 
 _REGISTRY: dict[tuple[str, str], list[OpDef]] = {}
 _loaded = False
@@ -91,6 +68,10 @@ def register(
     tags: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: registers a numpy function as the reference of ONNX op `name` for opsets since..until."""
+
+    unknown = sorted(set(tags) - set(TAGS))
+    if unknown:
+        raise RuntimeError(f"op {name!r}: unknown tag(s) {unknown}; tags: {', '.join(TAGS)}")
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
         sig = inspect.signature(fn)
@@ -161,3 +142,12 @@ def all_ops() -> list[OpDef]:
     """Every registered op version, sorted by name then opset."""
     _load_all()
     return sorted((d for ds in _REGISTRY.values() for d in ds), key=lambda d: (d.domain, d.name, d.since))
+
+
+def tagged(tag: str, domain: str = "") -> frozenset[str]:
+    """Names of the ops of `domain` carrying `tag` (in any of their versions; op files tag every version alike)."""
+    if tag not in TAGS:
+        raise KeyError(f"unknown op tag {tag!r}; tags: {', '.join(TAGS)}")
+    _load_all()
+    dom = _norm_domain(domain)
+    return frozenset(name for (d, name), ds in _REGISTRY.items() if d == dom and any(tag in o.tags for o in ds))

@@ -19,6 +19,9 @@ from ._common import erf, norm_axis, same_dtype
 
 FLT_MAX = 3.4028234663852886e38
 ELEMENTWISE = ("elementwise",)  # out[i] depends on in[i] only: may run in place
+FUSED_LUT = ("elementwise", "fusable", "int8_lut")  # also fuses into C loops and runs in int8 as a table
+LUT = ("elementwise", "int8_lut")  # no C expression: not fused
+FUSED = ("elementwise", "fusable")  # PRelu: its slope is a tensor, so no int8 table
 
 
 def _work(x: np.ndarray) -> np.ndarray:
@@ -55,96 +58,96 @@ def _hard_sigmoid(x, alpha, beta):
     return np.clip(alpha * x + beta, 0, 1)
 
 
-@register("LeakyRelu", 1, 5, tags=ELEMENTWISE)
+@register("LeakyRelu", 1, 5, tags=FUSED_LUT)
 def leaky_relu_v1(x, *, alpha=0.01, consumed_inputs=None):
     """ONNX LeakyRelu opset 1."""
     return same_dtype(_leaky_relu(_work(x), alpha), x)
 
 
-@register("LeakyRelu", 6, tags=ELEMENTWISE)
+@register("LeakyRelu", 6, tags=FUSED_LUT)
 def leaky_relu(x, *, alpha=0.01):
     """ONNX LeakyRelu opset 6..16."""
     return same_dtype(_leaky_relu(_work(x), alpha), x)
 
 
-@register("Elu", 1, 5, tags=ELEMENTWISE)
+@register("Elu", 1, 5, tags=FUSED_LUT)
 def elu_v1(x, *, alpha=1.0, consumed_inputs=None):
     """ONNX Elu opset 1."""
     return same_dtype(_elu(_work(x), alpha), x)
 
 
-@register("Elu", 6, tags=ELEMENTWISE)
+@register("Elu", 6, tags=FUSED_LUT)
 def elu(x, *, alpha=1.0):
     """ONNX Elu opset 6..22."""
     return same_dtype(_elu(_work(x), alpha), x)
 
 
-@register("Selu", 1, 5, tags=ELEMENTWISE)
+@register("Selu", 1, 5, tags=FUSED_LUT)
 def selu_v1(x, *, alpha=1.6732000112533569, gamma=1.0506999492645264, consumed_inputs=None):
     """ONNX Selu opset 1 (its own defaults)."""
     return same_dtype(_selu(_work(x), alpha, gamma), x)
 
 
-@register("Selu", 6, tags=ELEMENTWISE)
+@register("Selu", 6, tags=FUSED_LUT)
 def selu(x, *, alpha=1.67326319217681884765625, gamma=1.05070102214813232421875):
     """ONNX Selu opset 6..22."""
     return same_dtype(_selu(_work(x), alpha, gamma), x)
 
 
-@register("HardSigmoid", 1, 5, tags=ELEMENTWISE)
+@register("HardSigmoid", 1, 5, tags=FUSED_LUT)
 def hard_sigmoid_v1(x, *, alpha=0.2, beta=0.5, consumed_inputs=None):
     """ONNX HardSigmoid opset 1."""
     return same_dtype(_hard_sigmoid(_work(x), alpha, beta), x)
 
 
-@register("HardSigmoid", 6, tags=ELEMENTWISE)
+@register("HardSigmoid", 6, tags=FUSED_LUT)
 def hard_sigmoid(x, *, alpha=0.2, beta=0.5):
     """ONNX HardSigmoid opset 6..22."""
     return same_dtype(_hard_sigmoid(_work(x), alpha, beta), x)
 
 
-@register("Celu", 12, tags=ELEMENTWISE)
+@register("Celu", 12, tags=LUT)
 def celu(x, *, alpha=1.0):
     """ONNX Celu opset 12."""
     w = _work(x)
     return same_dtype(np.maximum(w, 0) + np.minimum(0, alpha * np.expm1(np.minimum(w, 0) / alpha)), x)
 
 
-@register("HardSwish", 14, tags=ELEMENTWISE)
+@register("HardSwish", 14, tags=FUSED_LUT)
 def hard_swish(x):
     """ONNX HardSwish opset 14..22."""
     w = _work(x)
     return same_dtype(w * np.clip(w / 6 + 0.5, 0, 1), x)
 
 
-@register("Softplus", 1, tags=ELEMENTWISE)
+@register("Softplus", 1, tags=FUSED_LUT)
 def softplus(x):
     """ONNX Softplus opset 1..22."""
     return same_dtype(_softplus(_work(x)), x)
 
 
-@register("Mish", 18, tags=ELEMENTWISE)
+@register("Mish", 18, tags=LUT)
 def mish(x):
     """ONNX Mish opset 18..22."""
     w = _work(x)
     return same_dtype(w * np.tanh(_softplus(w)), x)
 
 
-@register("ThresholdedRelu", 10, tags=ELEMENTWISE)
+@register("ThresholdedRelu", 10, tags=LUT)
 def thresholded_relu(x, *, alpha=1.0):
     """ONNX ThresholdedRelu opset 10..22."""
     w = _work(x)
     return same_dtype(np.where(w > alpha, w, 0), x)
 
 
-@register("Swish", 24, tags=ELEMENTWISE)
+@register("Swish", 24, tags=LUT)
 def swish(x, *, alpha=1.0):
     """ONNX Swish opset 24: x * sigmoid(alpha * x)."""
     w = _work(x)
     return same_dtype(w * _sigmoid(alpha * w), x)
 
 
-@register("Gelu", 20, tags=ELEMENTWISE)
+@register("Gelu", 20, tags=FUSED_LUT)
 def gelu(x, *, approximate="none"):
     """ONNX Gelu opset 20: exact (erf) or tanh approximation."""
     w = _work(x)
@@ -178,19 +181,19 @@ def _channel_slope(x, slope):
     return slope
 
 
-@register("PRelu", 1, 5, tags=ELEMENTWISE)
+@register("PRelu", 1, 5, tags=FUSED)
 def prelu_v1(x, slope, *, consumed_inputs=None):
     """ONNX PRelu opset 1: slope of size 1 or one per channel."""
     return _prelu(x, _channel_slope(x, slope))
 
 
-@register("PRelu", 6, tags=ELEMENTWISE)
+@register("PRelu", 6, tags=FUSED)
 def prelu_v6(x, slope):
     """ONNX PRelu opset 6: slope of size 1 or one per channel."""
     return _prelu(x, _channel_slope(x, slope))
 
 
-@register("PRelu", 7, tags=ELEMENTWISE)
+@register("PRelu", 7, tags=FUSED)
 def prelu(x, slope):
     """ONNX PRelu opset 7..16: slope broadcasts to x (numpy rules)."""
     return _prelu(x, slope)
@@ -220,19 +223,19 @@ def _attr_bound(x, v):
     return np.array(v)
 
 
-@register("Clip", 1, 5, tags=ELEMENTWISE)
+@register("Clip", 1, 5, tags=FUSED_LUT)
 def clip_v1(x, *, min=None, max=None, consumed_inputs=None):  # noqa: A002
     """ONNX Clip opset 1: optional min/max attributes."""
     return _clip(x, _attr_bound(x, min), _attr_bound(x, max))
 
 
-@register("Clip", 6, tags=ELEMENTWISE)
+@register("Clip", 6, tags=FUSED_LUT)
 def clip_v6(x, *, min=-FLT_MAX, max=FLT_MAX):  # noqa: A002
     """ONNX Clip opset 6: min/max attributes."""
     return _clip(x, _attr_bound(x, min), _attr_bound(x, max))
 
 
-@register("Clip", 11, tags=ELEMENTWISE)
+@register("Clip", 11, tags=FUSED_LUT)
 def clip(x, min=None, max=None):  # noqa: A002
     """ONNX Clip opset 11..13: optional min/max scalar inputs (integer types from 12)."""
     return _clip(x, min, max)

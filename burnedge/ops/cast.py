@@ -96,37 +96,37 @@ def _dtype(to) -> np.dtype:
     return dtypes.from_onnx(to)
 
 
-@register("Cast", since=1)
+@register("Cast", since=1, tags=("fusable",))
 def cast_v1(input, *, to):
     return _cast(input, _dtype(to), True, "up")
 
 
-@register("Cast", since=6)
+@register("Cast", since=6, tags=("fusable",))
 def cast_v6(input, *, to):
     return _cast(input, _dtype(to), True, "up")
 
 
-@register("Cast", since=19)
+@register("Cast", since=19, tags=("fusable",))
 def cast_v19(input, *, to, saturate=1):
     return _cast(input, _dtype(to), bool(saturate), "up")
 
 
-@register("Cast", since=24)
+@register("Cast", since=24, tags=("fusable",))
 def cast(input, *, to, saturate=1, round_mode="up"):
     return _cast(input, _dtype(to), bool(saturate), round_mode)
 
 
-@register("CastLike", since=15)
+@register("CastLike", since=15, tags=("fusable",))
 def cast_like_v15(input, target_type):
     return _cast(input, target_type.dtype, True, "up")
 
 
-@register("CastLike", since=19)
+@register("CastLike", since=19, tags=("fusable",))
 def cast_like_v19(input, target_type, *, saturate=1):
     return _cast(input, target_type.dtype, bool(saturate), "up")
 
 
-@register("CastLike", since=24)
+@register("CastLike", since=24, tags=("fusable",))
 def cast_like(input, target_type, *, saturate=1, round_mode="up"):
     return _cast(input, target_type.dtype, bool(saturate), round_mode)
 

@@ -11,53 +11,59 @@ import numpy as np
 from . import register
 from ._common import erf, same_dtype
 
+# tags: "elementwise" (may run in place), "fusable" (joins generated loops), "int8_lut" (int8 as a table)
+E, F, L = ("elementwise",), ("elementwise", "fusable"), ("elementwise", "fusable", "int8_lut")
 
-def _unary(name: str, fn, since: int = 1) -> None:
+
+def _unary(name: str, fn, tags: tuple[str, ...], since: int = 1) -> None:
     def op(x):
         return same_dtype(fn(x), x)
 
     op.__name__ = name.lower()
-    register(name, since, tags=("view",) if name == "Identity" else ("elementwise",))(op)
+    register(name, since, tags=tags)(op)
 
 
-for _name, _fn in {
-    "Abs": np.abs,
-    "Neg": np.negative,
-    "Floor": np.floor,
-    "Ceil": np.ceil,
-    "Sqrt": np.sqrt,
-    "Exp": np.exp,
-    "Log": np.log,
-    "Reciprocal": np.reciprocal,
-    "Tanh": np.tanh,
-    "Sin": np.sin,
-    "Cos": np.cos,
-    "Tan": np.tan,
-    "Asin": np.arcsin,
-    "Acos": np.arccos,
-    "Atan": np.arctan,
-    "Sinh": np.sinh,
-    "Cosh": np.cosh,
-    "Asinh": np.arcsinh,
-    "Acosh": np.arccosh,
-    "Atanh": np.arctanh,
-    "Sign": np.sign,
-    "Round": np.rint,
-    "Erf": erf,
-    "Relu": lambda x: np.maximum(x, 0),
-    "Identity": lambda x: x.copy(),
-    "Softsign": lambda x: x / (1 + np.abs(x)),
-    "Sigmoid": lambda x: np.where(x >= 0, 1 / (1 + np.exp(-np.abs(x))), np.exp(-np.abs(x)) / (1 + np.exp(-np.abs(x)))),
+for _name, (_fn, _tags) in {
+    "Abs": (np.abs, L),
+    "Neg": (np.negative, L),
+    "Floor": (np.floor, F),
+    "Ceil": (np.ceil, F),
+    "Sqrt": (np.sqrt, L),
+    "Exp": (np.exp, L),
+    "Log": (np.log, L),
+    "Reciprocal": (np.reciprocal, L),
+    "Tanh": (np.tanh, L),
+    "Sin": (np.sin, L),
+    "Cos": (np.cos, L),
+    "Tan": (np.tan, E),
+    "Asin": (np.arcsin, E),
+    "Acos": (np.arccos, E),
+    "Atan": (np.arctan, E),
+    "Sinh": (np.sinh, E),
+    "Cosh": (np.cosh, E),
+    "Asinh": (np.arcsinh, E),
+    "Acosh": (np.arccosh, E),
+    "Atanh": (np.arctanh, E),
+    "Sign": (np.sign, F),
+    "Round": (np.rint, F),
+    "Erf": (erf, L),
+    "Relu": (lambda x: np.maximum(x, 0), L),
+    "Identity": (lambda x: x.copy(), ("view", "int8_passthrough", "qdq_movement")),
+    "Softsign": (lambda x: x / (1 + np.abs(x)), L),
+    "Sigmoid": (
+        lambda x: np.where(x >= 0, 1 / (1 + np.exp(-np.abs(x))), np.exp(-np.abs(x)) / (1 + np.exp(-np.abs(x)))),
+        L,
+    ),
 }.items():
-    _unary(_name, _fn)
+    _unary(_name, _fn, _tags)
 
 
-@register("Not")
+@register("Not", tags=("fusable",))
 def not_(x):
     return np.logical_not(x)
 
 
-@register("IsNaN", since=9)
+@register("IsNaN", since=9, tags=("fusable",))
 def is_nan(x):
     return np.isnan(x.astype(np.float32) if x.dtype.kind == "V" else x)
 
@@ -75,7 +81,7 @@ def _int_div(a, b):
     return np.where((a < 0) != (b < 0), -q, q).astype(a.dtype)
 
 
-def _binary(name: str, fn, since: int = 7) -> None:
+def _binary(name: str, fn, since: int = 7, tags: tuple[str, ...] = E) -> None:
     def op(a, b):
         return same_dtype(fn(a, b), a)
 
@@ -85,17 +91,17 @@ def _binary(name: str, fn, since: int = 7) -> None:
         return same_dtype(fn(a, b), a)
 
     op.__name__ = legacy.__name__ = name.lower()
-    register(name, 1, 6, tags=("elementwise",))(legacy)
-    register(name, since, tags=("elementwise",))(op)
+    register(name, 1, 6, tags=tags)(legacy)
+    register(name, since, tags=tags)(op)
 
 
-_binary("Add", np.add)
-_binary("Sub", np.subtract)
-_binary("Mul", np.multiply)
-_binary("Div", lambda a, b: _int_div(a, b) if a.dtype.kind in "iu" else a / b)
+_binary("Add", np.add, tags=F)  # Add / Mul have their own int8 rules (QAdd, QMul; a table with a constant)
+_binary("Sub", np.subtract, tags=L)
+_binary("Mul", np.multiply, tags=F)
+_binary("Div", lambda a, b: _int_div(a, b) if a.dtype.kind in "iu" else a / b, tags=L)
 
 
-@register("Pow", since=7)
+@register("Pow", since=7, tags=("fusable", "int8_lut"))
 def pow_(x, y):
     if x.dtype.kind in "iu" and y.dtype.kind in "iu":
         return np.power(x, y.astype(x.dtype))
@@ -114,7 +120,7 @@ def _compare(name: str, fn, since: int = 1) -> None:
         return fn(a, b)
 
     op.__name__ = name.lower()
-    register(name, since)(op)
+    register(name, since, tags=("fusable",))(op)
 
 
 for _name, _fn in {
@@ -152,7 +158,7 @@ def _variadic(name: str, fn) -> None:
         return same_dtype(out, xs[0]) if len(xs) > 1 else np.array(out, copy=True)
 
     op.__name__ = name.lower()
-    register(name, since=8)(op)
+    register(name, since=8, tags=("fusable",))(op)
 
 
 _variadic("Sum", np.add)
@@ -160,7 +166,7 @@ _variadic("Max", np.maximum)
 _variadic("Min", np.minimum)
 
 
-@register("Mean", since=8)
+@register("Mean", since=8, tags=("fusable",))
 def mean(*xs):
     out = xs[0].astype(np.float64)
     for x in xs[1:]:
@@ -168,6 +174,6 @@ def mean(*xs):
     return (out / len(xs)).astype(xs[0].dtype)
 
 
-@register("Where", since=9)
+@register("Where", since=9, tags=("fusable",))
 def where(cond, a, b):
     return np.where(cond, a, b)

@@ -115,6 +115,6 @@ def fused_matmul(a, b, bias=None, r=None, *, activation="", activation_params=()
     return activate(y, r, activation, activation_params)
 
 
-@register("Elementwise", domain="burnedge", tags=("elementwise",))
+@register("Elementwise", domain="burnedge", tags=("elementwise", "int8_lut"))
 def elementwise(*xs, body, _run):
     return _run(body, *xs)[0].copy()

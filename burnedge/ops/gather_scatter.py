@@ -35,7 +35,7 @@ def _scatter_at(out: np.ndarray, index: tuple, updates: np.ndarray, reduction: s
 
 
 # -- Gather -------------------------------------------------------------------------------------------------------
-@register("Gather", since=1)
+@register("Gather", since=1, tags=("int8_passthrough",))
 def gather(data, indices, *, axis=0):
     axis = norm_axis(axis, data.ndim)
     return np.take(data, _wrap(indices, data.shape[axis]), axis=axis)

@@ -40,22 +40,22 @@ def _pad(x: np.ndarray, pads, mode: str, value, axes=None) -> np.ndarray:
     return np.pad(x, width, mode=_NP_MODE[mode])
 
 
-@register("Pad", since=1)
+@register("Pad", since=1, tags=("int8_passthrough",))
 def pad_v1(data, *, paddings, mode="constant", value=0.0):
     return _pad(data, paddings, mode, value)
 
 
-@register("Pad", since=2)
+@register("Pad", since=2, tags=("int8_passthrough",))
 def pad_v2(data, *, pads, mode="constant", value=0.0):
     return _pad(data, pads, mode, value)
 
 
-@register("Pad", since=11, static=(1,))
+@register("Pad", since=11, static=(1,), tags=("int8_passthrough",))
 def pad_v11(data, pads, constant_value=None, *, mode="constant"):
     return _pad(data, pads, mode, constant_value)
 
 
-@register("Pad", since=18, static=(1, 3))
+@register("Pad", since=18, static=(1, 3), tags=("int8_passthrough",))
 def pad(data, pads, constant_value=None, axes=None, *, mode="constant"):
     return _pad(data, pads, mode, constant_value, axes)
 

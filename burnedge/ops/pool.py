@@ -113,19 +113,19 @@ def _pool_infer(n_out: int):
 
 
 # -- MaxPool ------------------------------------------------------------------------------------------------------
-@register("MaxPool", since=1, infer=_pool_infer(1))
+@register("MaxPool", since=1, infer=_pool_infer(1), tags=("int8_passthrough", "qdq_movement"))
 def max_pool_1(x, *, kernel_shape, auto_pad="NOTSET", pads=None, strides=None):
     """ONNX MaxPool opsets 1-7: one output."""
     return _max_pool(x, kernel_shape, auto_pad, pads, strides, None, 0, 0, False)
 
 
-@register("MaxPool", since=8, infer=_pool_infer(2))
+@register("MaxPool", since=8, infer=_pool_infer(2), tags=("int8_passthrough", "qdq_movement"))
 def max_pool_8(x, *, kernel_shape, auto_pad="NOTSET", pads=None, storage_order=0, strides=None, _n_outputs=1):
     """ONNX MaxPool opsets 8-9: optional Indices output, storage_order."""
     return _max_pool(x, kernel_shape, auto_pad, pads, strides, None, 0, storage_order, _n_outputs > 1)
 
 
-@register("MaxPool", since=10, infer=_pool_infer(2))
+@register("MaxPool", since=10, infer=_pool_infer(2), tags=("int8_passthrough", "qdq_movement"))
 def max_pool_10(
     x, *, kernel_shape, auto_pad="NOTSET", ceil_mode=0, dilations=None, pads=None, storage_order=0, strides=None,
     _n_outputs=1,
@@ -195,7 +195,7 @@ def global_average_pool(x):
     return np.mean(x, axis=_spatial_axes(x), keepdims=True, dtype=compute_dtype(x.dtype)).astype(x.dtype)
 
 
-@register("GlobalMaxPool", since=1, infer=_global_infer)
+@register("GlobalMaxPool", since=1, infer=_global_infer, tags=("int8_passthrough", "qdq_movement"))
 def global_max_pool(x):
     """ONNX GlobalMaxPool opsets 1, 22."""
     return np.max(x, axis=_spatial_axes(x), keepdims=True).astype(x.dtype)

@@ -2,7 +2,7 @@
 
 The scheme (DESIGN.md): a tensor is int8 ``q`` with real value ``scale * (q - zero_point)``; weights are
 symmetric per output channel (zero point 0); biases are int32 at scale ``s_in * s_w``; accumulators are int32 and
-go back to int8 through `burnedge.quantize.qparams.requantize` (a 32-bit multiplier and a shift, one rounding
+go back to int8 through `burnedge.ops.fixedpoint.requantize` (a 32-bit multiplier and a shift, one rounding
 rule). Scales are not attributes: each op carries the integers derived from them at quantisation time.
 
     QConv        int8 conv (any group), bias int32, per-channel requantisation, clamp [y_min, y_max]
@@ -14,7 +14,7 @@ rule). Scales are not attributes: each op carries the integers derived from them
     QAvgPool     average pool with the input's qparams: rounded integer division (also global)
     QRequant     int8 -> int8 under other qparams (e.g. before a Concat of differently scaled inputs)
 
-Rounding helpers, as C (int64 arithmetic, arithmetic right shift):
+Rounding helpers (`fixedpoint.py`), as C (int64 arithmetic, arithmetic right shift):
     round_shift(v, s) = (v + (1 << (s - 1))) >> s                     (s >= 1: round half up)
     round_div(a, n)   = a >= 0 ? (a + n / 2) / n : -((-a + n / 2) / n)   (n > 0: round half away from zero)
 """
@@ -23,26 +23,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..quantize.qparams import requantize
 from . import Spec, register
 from .conv import _infer as conv_infer
 from .conv import conv_core
+from .fixedpoint import requantize, round_div, round_shift
 from .pool import _pool_infer, window_totals
 
 INT8 = np.dtype(np.int8)
-
-
-def round_shift(v: np.ndarray, s: int) -> np.ndarray:
-    """floor((v + 2^(s-1)) / 2^s) on int64: rounds half up. s >= 1."""
-    return (np.asarray(v, np.int64) + (np.int64(1) << np.int64(s - 1))) >> np.int64(s)
-
-
-def round_div(a: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """a / n rounded half away from zero, with C's truncating division on int64 (n > 0)."""
-    a = np.asarray(a, np.int64)
-    n = np.asarray(n, np.int64)
-    mag = (np.abs(a) + n // 2) // n
-    return np.where(a >= 0, mag, -mag)
 
 
 def _clamp8(v: np.ndarray, lo: int, hi: int) -> np.ndarray:

@@ -88,8 +88,9 @@ def _define(kind: str, input_since: int) -> None:
     with_attr.__name__ = with_input.__name__ = kind.lower()
     with_attr.__doc__ = f"{kind} opset 1..{input_since - 1}: axes attribute."
     with_input.__doc__ = f"{kind} opset {input_since}+: axes as an optional constant input."
-    register(kind, 1)(with_attr)
-    register(kind, input_since, static=(1,))(with_input)
+    tags = ("int8_passthrough",) if kind in ("ReduceMax", "ReduceMin") else ()  # a max of int8 is the int8 of the max
+    register(kind, 1, tags=tags)(with_attr)
+    register(kind, input_since, static=(1,), tags=tags)(with_input)
 
 
 for _kind in _KINDS:

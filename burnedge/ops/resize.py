@@ -20,6 +20,8 @@ import numpy as np
 from . import Spec, register
 from ._common import norm_axis
 
+INT8_PASS = ("int8_passthrough",)  # nearest Resize copies int8 bytes (quantize/rules/movement.py checks the mode)
+
 _COORD_MODES = (
     "half_pixel",
     "half_pixel_symmetric",
@@ -212,7 +214,9 @@ def _infer(x, roi=None, scales=None, sizes=None, *, axes=None, keep_aspect_ratio
     return [Spec(tuple(out), x.dtype)]
 
 
-@register("Resize", since=10, static=(1,), infer=lambda x, scales, *, mode="nearest": _infer(x, None, scales))
+@register(
+    "Resize", since=10, static=(1,), infer=lambda x, scales, *, mode="nearest": _infer(x, None, scales), tags=INT8_PASS
+)
 def resize_10(x, scales, *, mode="nearest"):
     """Opset 10: asymmetric coordinates; nearest rounds down when upsampling and up when downsampling."""
     up = bool(np.all(np.asarray(scales) >= 1))
@@ -234,7 +238,7 @@ def _infer_11(x, roi=None, scales=None, sizes=None, **attrs):
     return _infer(x, roi, scales, sizes)
 
 
-@register("Resize", since=11, static=(2, 3), infer=_infer_11)
+@register("Resize", since=11, static=(2, 3), infer=_infer_11, tags=INT8_PASS)
 def resize_11(
     x,
     roi=None,
@@ -263,10 +267,10 @@ def resize_11(
     )
 
 
-register("Resize", since=13, static=(2, 3), infer=_infer_11)(resize_11)
+register("Resize", since=13, static=(2, 3), infer=_infer_11, tags=INT8_PASS)(resize_11)
 
 
-@register("Resize", since=18, static=(2, 3), infer=_infer)
+@register("Resize", since=18, static=(2, 3), infer=_infer, tags=INT8_PASS)
 def resize_18(
     x,
     roi=None,
@@ -301,7 +305,7 @@ def resize_18(
     )
 
 
-register("Resize", since=19, static=(2, 3), infer=_infer)(resize_18)
+register("Resize", since=19, static=(2, 3), infer=_infer, tags=INT8_PASS)(resize_18)
 
 
 def _upsample(x, scales, mode):
@@ -309,19 +313,28 @@ def _upsample(x, scales, mode):
     return resize_10(x, np.asarray(scales, dtype=np.float32), mode=mode)
 
 
-@register("Upsample", since=1, until=6)
+@register("Upsample", since=1, until=6, tags=INT8_PASS)
 def upsample_1(x, *, height_scale, width_scale, mode="NN"):
     """Upsample opset 1 (experimental): height_scale / width_scale of a 4-D input, modes NN and BILINEAR."""
     return _upsample(x, [1.0, 1.0, height_scale, width_scale], {"NN": "nearest", "BILINEAR": "linear"}.get(mode, mode))
 
 
-@register("Upsample", since=7, until=8, infer=lambda x, *, scales, mode="nearest": _infer(x, None, scales))
+@register(
+    "Upsample", since=7, until=8, infer=lambda x, *, scales, mode="nearest": _infer(x, None, scales), tags=INT8_PASS
+)
 def upsample_7(x, *, scales, mode="nearest"):
     """Upsample opset 7: scales as an attribute; nearest or (bi)linear, asymmetric coordinates."""
     return _upsample(x, scales, mode)
 
 
-@register("Upsample", since=9, until=9, static=(1,), infer=lambda x, scales, *, mode="nearest": _infer(x, None, scales))
+@register(
+    "Upsample",
+    since=9,
+    until=9,
+    static=(1,),
+    infer=lambda x, scales, *, mode="nearest": _infer(x, None, scales),
+    tags=INT8_PASS,
+)
 def upsample_9(x, scales, *, mode="nearest"):
     """Upsample opset 9: scales as an input. ONNX removed Upsample in opset 10 (Resize replaces it)."""
     return _upsample(x, scales, mode)

@@ -15,6 +15,10 @@ from . import register
 from ._common import norm_axis
 
 VIEW = ("view",)  # the output is the input's bytes reinterpreted: the planner lets them share memory
+VIEW_MOVE = ("view", "int8_passthrough", "qdq_movement")
+MOVE = ("int8_passthrough", "qdq_movement")  # copies int8 bytes, in quantize's rules and in QDQ import
+PASS = ("int8_passthrough",)  # QDQ import leaves it in float
+QDQ_MOVE = ("qdq_movement",)  # quantize's own Concat rule requantises its inputs
 
 
 def _ints(a) -> list[int]:
@@ -40,22 +44,22 @@ def _reshape(x: np.ndarray, shape, allowzero: int) -> np.ndarray:
     return x.reshape(dims).copy()
 
 
-@register("Reshape", since=1, tags=VIEW)
+@register("Reshape", since=1, tags=VIEW_MOVE)
 def reshape_v1(data, *, shape, consumed_inputs=None):
     return _reshape(data, shape, 0)
 
 
-@register("Reshape", since=5, static=(1,), tags=VIEW)
+@register("Reshape", since=5, static=(1,), tags=VIEW_MOVE)
 def reshape_v5(data, shape):
     return _reshape(data, shape, 0)
 
 
-@register("Reshape", since=14, static=(1,), tags=VIEW)
+@register("Reshape", since=14, static=(1,), tags=VIEW_MOVE)
 def reshape(data, shape, *, allowzero=0):
     return _reshape(data, shape, allowzero)
 
 
-@register("Flatten", since=1, tags=VIEW)
+@register("Flatten", since=1, tags=VIEW_MOVE)
 def flatten(x, *, axis=1):
     axis = axis + x.ndim if axis < 0 else axis
     if not 0 <= axis <= x.ndim:
@@ -64,7 +68,7 @@ def flatten(x, *, axis=1):
     return x.reshape(outer, int(np.prod(x.shape[axis:], dtype=np.int64))).copy()
 
 
-@register("Transpose", since=1)
+@register("Transpose", since=1, tags=MOVE)
 def transpose(data, *, perm=None):
     return np.transpose(data, None if perm is None else list(perm)).copy()
 
@@ -90,33 +94,33 @@ def _unsqueeze(x: np.ndarray, axes) -> np.ndarray:
     return x.reshape([1 if i in norm else next(dims) for i in range(rank)]).copy()
 
 
-@register("Squeeze", since=1, tags=VIEW)
+@register("Squeeze", since=1, tags=VIEW_MOVE)
 def squeeze_v1(data, *, axes=None):
     return _squeeze(data, axes)
 
 
-@register("Squeeze", since=13, static=(1,), tags=VIEW)
+@register("Squeeze", since=13, static=(1,), tags=VIEW_MOVE)
 def squeeze(data, axes=None):
     return _squeeze(data, axes)
 
 
-@register("Unsqueeze", since=1, tags=VIEW)
+@register("Unsqueeze", since=1, tags=VIEW_MOVE)
 def unsqueeze_v1(data, *, axes):
     return _unsqueeze(data, axes)
 
 
-@register("Unsqueeze", since=13, static=(1,), tags=VIEW)
+@register("Unsqueeze", since=13, static=(1,), tags=VIEW_MOVE)
 def unsqueeze(data, axes):
     return _unsqueeze(data, axes)
 
 
 # -- Concat / Split -----------------------------------------------------------------------------------------------
-@register("Concat", since=1)
+@register("Concat", since=1, tags=QDQ_MOVE)
 def concat_v1(*xs, axis=1):
     return np.concatenate(xs, axis=norm_axis(axis, xs[0].ndim))
 
 
-@register("Concat", since=4)
+@register("Concat", since=4, tags=QDQ_MOVE)
 def concat(*xs, axis):
     return np.concatenate(xs, axis=norm_axis(axis, xs[0].ndim))
 
@@ -144,22 +148,22 @@ def _split(x: np.ndarray, axis: int, sizes, n: int, num_outputs=None) -> tuple[n
     return tuple(out)
 
 
-@register("Split", since=1, static=(1,))
+@register("Split", since=1, static=(1,), tags=PASS)
 def split_v1(input, split_in=None, *, axis=0, split=None, _n_outputs):
     return _split(input, axis, split_in if split_in is not None else split, _n_outputs)
 
 
-@register("Split", since=2)
+@register("Split", since=2, tags=PASS)
 def split_v2(input, *, axis=0, split=None, _n_outputs):
     return _split(input, axis, split, _n_outputs)
 
 
-@register("Split", since=13, static=(1,))
+@register("Split", since=13, static=(1,), tags=PASS)
 def split_v13(input, split=None, *, axis=0, _n_outputs):
     return _split(input, axis, split, _n_outputs)
 
 
-@register("Split", since=18, static=(1,))
+@register("Split", since=18, static=(1,), tags=PASS)
 def split(input, split=None, *, axis=0, num_outputs=None, _n_outputs):
     return _split(input, axis, split, _n_outputs, num_outputs)
 
@@ -179,31 +183,31 @@ def _slice(x: np.ndarray, starts, ends, axes, steps) -> np.ndarray:
     return x[tuple(index)].copy()
 
 
-@register("Slice", since=1)
+@register("Slice", since=1, tags=MOVE)
 def slice_v1(data, *, starts, ends, axes=None):
     return _slice(data, starts, ends, axes, None)
 
 
-@register("Slice", since=10, static=(1, 2, 3, 4))
+@register("Slice", since=10, static=(1, 2, 3, 4), tags=MOVE)
 def slice_(data, starts, ends, axes=None, steps=None):
     return _slice(data, starts, ends, axes, steps)
 
 
 # -- Expand / Tile ------------------------------------------------------------------------------------------------
-@register("Expand", since=8, static=(1,))
+@register("Expand", since=8, static=(1,), tags=PASS)
 def expand(input, shape):
     target = np.broadcast_shapes(input.shape, tuple(_ints(shape)))
     return np.broadcast_to(input, target).copy()
 
 
-@register("Tile", since=1, static=(1, 2))
+@register("Tile", since=1, static=(1, 2), tags=PASS)
 def tile_v1(input, tiles, axis):
     reps = [1] * input.ndim
     reps[norm_axis(int(np.asarray(axis).reshape(-1)[0]), input.ndim)] = int(np.asarray(tiles).reshape(-1)[0])
     return np.tile(input, reps)
 
 
-@register("Tile", since=6, static=(1,))
+@register("Tile", since=6, static=(1,), tags=PASS)
 def tile(input, repeats):
     reps = _ints(repeats)
     if len(reps) != input.ndim:
@@ -224,17 +228,17 @@ def _depth_to_space(x: np.ndarray, blocksize: int, mode: str) -> np.ndarray:
     return t.reshape(b, c // (bs * bs), h * bs, w * bs).copy()
 
 
-@register("DepthToSpace", since=1)
+@register("DepthToSpace", since=1, tags=MOVE)
 def depth_to_space_v1(input, *, blocksize):
     return _depth_to_space(input, blocksize, "DCR")
 
 
-@register("DepthToSpace", since=11)
+@register("DepthToSpace", since=11, tags=MOVE)
 def depth_to_space(input, *, blocksize, mode="DCR"):
     return _depth_to_space(input, blocksize, mode)
 
 
-@register("SpaceToDepth", since=1)
+@register("SpaceToDepth", since=1, tags=MOVE)
 def space_to_depth(input, *, blocksize):
     b, c, h, w = input.shape
     bs = blocksize

@@ -1,7 +1,8 @@
 """Graph -> Graph passes. Each pass is a module here with `run(graph) -> Graph`; DEFAULT_PIPELINE orders them.
 
 Every pass keeps the graph's meaning: the numpy reference gives the same outputs before and after (checked on
-the model suite), and `verify()` holds after each pass.
+the model suite), and `verify()` holds after each pass. Passes are float Graph -> Graph; turning an ONNX QDQ graph
+into int8 ops is not a pass but quantization's QDQ import (`burnedge.quantize.qdq.import_qdq`), run before them.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ __all__ = ["DEFAULT_PIPELINE", "optimize"]
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "fold_constants",
     "dce",
-    "fold_qdq",
     "fold_batchnorm",
     "fuse_layernorm",
     "fuse_epilogue",

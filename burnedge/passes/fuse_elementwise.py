@@ -6,9 +6,10 @@ in the same order and under the same names), its constants are the one-element c
 so they become literals in C), its single output is the chain's output, and every body value has a Value with
 dtype and shape. Larger constants stay external inputs. `origin` lists the fused ONNX nodes.
 
-Rules: a node joins the group of its readers when all of them are in one group, its output is no graph output, and
-its shape broadcasts into the group's output shape (the loop runs over that shape; a smaller intermediate is
-recomputed per output element). Groups are convex by construction: a member other than the root is read only by
+Which ops fuse is the registry's "fusable" tag (set where each op is registered in `burnedge/ops`). Rules: a node
+joins the group of its readers when all of them are in one group, its output is no graph output, and its shape
+broadcasts into the group's output shape (the loop runs over that shape; a smaller intermediate is recomputed per
+output element). Groups are convex by construction: a member other than the root is read only by
 members, so nothing outside depends on the inside except through the root, and the fused node can run where the
 root ran. A CastLike of a constant is folded first (it is a constant of the target's type).
 
@@ -22,16 +23,11 @@ from ..ir import Graph, Node, Value
 from ..ops import for_onnx
 from ._match import Rewriter, origin_of
 
-FUSABLE = frozenset(
-    "Add Sub Mul Div Pow Sqrt Exp Log Neg Abs Reciprocal Floor Ceil Round Sign Erf Tanh Sigmoid Relu LeakyRelu Elu "
-    "Selu Clip HardSigmoid HardSwish Softplus Softsign Gelu PRelu Max Min Sum Mean Where Cast CastLike Sin Cos "
-    "Equal Less Greater LessOrEqual GreaterOrEqual Not And Or Xor IsNaN".split()
-)
 DTYPES = frozenset("float32 int8 uint8 int16 uint16 int32 uint32 int64 uint64 bool".split())
 
 
 def _fusable(graph: Graph, node: Node) -> bool:
-    if node.op.domain or node.op_type not in FUSABLE or len(node.outputs) != 1 or not node.outputs[0]:
+    if node.op.domain or "fusable" not in node.op.tags or len(node.outputs) != 1 or not node.outputs[0]:
         return False
     if node.captures:
         return False

@@ -9,19 +9,19 @@ subgraphs (If / Loop / Scan bodies) are not observed; the node's outputs are.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sized
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
 from typing import Any
 
 import numpy as np
 
 from ..dtypes import is_float
 from ..errors import InputError
-from ..ir import Graph
+from ..ir import Graph, Node
 from ..model import Model
-from ..ops._eval import evaluate
+from ..ops.interpreter import interpret
 from .calibrate import Calibrator
 
-__all__ = ["check_feeds", "collect", "layers", "trace"]
+__all__ = ["check_feeds", "collect", "layers", "observe_floats", "trace"]
 
 
 def check_feeds(graph: Graph, feeds: Any, where: str = "") -> dict[str, np.ndarray]:
@@ -46,37 +46,49 @@ def check_feeds(graph: Graph, feeds: Any, where: str = "") -> dict[str, np.ndarr
     return out
 
 
-def trace(graph: Graph | Model, feeds: Mapping[str, np.ndarray], where: str = "") -> Iterator[tuple[str, np.ndarray]]:
-    """Runs the graph once; yields (name, array) for every float tensor: the float inputs, then node outputs in order.
+def observe_floats(
+    graph: Graph | Model, feeds: Mapping[str, np.ndarray], see: Callable[[str, np.ndarray], None], where: str = ""
+) -> None:
+    """Runs the graph once, calling ``see(name, array)`` for every float tensor: the float inputs, then node outputs
+    in order. Constants are not seen (weights are quantized from their values, not calibrated).
 
-    Constants are not yielded (weights are quantized from their values, not calibrated).
+    Memory: each value leaves the store once its last reader has run (graph outputs stay to the end).
     """
     g = graph.graph if isinstance(graph, Model) else graph
-    env: dict[str, Any] = dict(check_feeds(g, feeds, where))
-    consts = g.constants()
+    store: dict[str, Any] = dict(check_feeds(g, feeds, where))
     last: dict[str, int] = {}  # value -> index of the last node that reads it
     for i, node in enumerate(g.nodes):
         for n in node.uses():
             last[n] = i
-
-    def read(n: str) -> Any:
-        return consts[n] if n in consts else env[n]
-
+    for n in g.outputs:
+        last[n] = len(g.nodes)
+    index = {id(node): i for i, node in enumerate(g.nodes)}
     for name in g.inputs:
-        if is_float(env[name].dtype):
-            yield name, env[name]
-    for i, node in enumerate(g.nodes):
-        outs = evaluate(node, [read(n) if n else None for n in node.inputs], {n: read(n) for n in node.captures})
+        if is_float(store[name].dtype):
+            see(name, store[name])
+
+    def observe(node: Node, outs: list[Any]) -> None:
+        i = index[id(node)]
         for name, arr in zip(node.outputs, outs):
             if not name:
                 continue
             if isinstance(arr, np.ndarray) and is_float(arr.dtype):
-                yield name, arr
-            if last.get(name, -1) > i:
-                env[name] = arr
+                see(name, arr)
+            if last.get(name, -1) <= i:
+                store.pop(name, None)  # nobody reads it later
         for n in set(node.uses()):
             if last.get(n) == i:
-                env.pop(n, None)  # its last reader has run
+                store.pop(n, None)  # its last reader has run
+
+    interpret(g, store, store=store, observe=observe)
+
+
+def trace(graph: Graph | Model, feeds: Mapping[str, np.ndarray], where: str = "") -> Iterator[tuple[str, np.ndarray]]:
+    """(name, array) for every float tensor of one run: the float inputs, then node outputs in order (constants are
+    not yielded). The arrays of the whole run are held; `observe_floats` streams them instead."""
+    seen: list[tuple[str, np.ndarray]] = []
+    observe_floats(graph, feeds, lambda name, arr: seen.append((name, arr)), where)
+    return iter(seen)
 
 
 def layers(graph: Graph | Model) -> dict[str, tuple[str, str]]:
@@ -104,8 +116,7 @@ def collect(
     total = len(batches) if isinstance(batches, Sized) else None
     seen = 0
     for index, feeds in _progress(batches, total, progress and sys.stdout.isatty()):
-        for name, arr in trace(g, feeds, where=f"calibration batch {index}"):
-            calibrator.observe(name, arr)
+        observe_floats(g, feeds, calibrator.observe, where=f"calibration batch {index}")
         seen += 1
     if not seen:
         raise InputError("calibration data is empty: no batch to observe")

@@ -3,7 +3,8 @@
 ``quantize_model(model, calibration, method="minmax", keep_float=())`` returns the int8 graph and a QuantizationReport.
 Steps:
 
-1. optimise a copy of the graph (`burnedge.passes.optimize`) and split fused nodes to the int8 granularity
+1. optimise a copy of the graph (QDQ import first when it holds Q/DQ pairs, then `burnedge.passes.optimize`) and
+   split fused nodes to the int8 granularity
    (`prepare.split_fused`), so every tensor an int8 op writes is a tensor of the float graph;
 2. calibrate: run that graph on every calibration batch, feeding every float tensor to the chosen calibrator
    (`observe.collect`, with a progress bar), and compute one range per tensor; tensors holding -inf or NaN (an
@@ -31,20 +32,20 @@ from typing import IO, Any
 import numpy as np
 
 from ..errors import BurnedgeError
+from ..files import write_atomic
 from ..ir import Graph
 from ..model import Model
-from ..ops._eval import evaluate
+from ..ops.interpreter import interpret
 from ..passes import optimize
 from .calibrate import make_calibrator
-from .observe import check_feeds, collect, trace
+from .observe import check_feeds, collect, observe_floats
 from .prepare import split_fused
+from .qdq import has_qdq, import_qdq
 from .qparams import QParams, dequantize
-from .report import AccuracyReport, _db, write_atomic
+from .report import AccuracyReport, _db
 from .rewrite import Decision, Rewrite, rewrite
 
 __all__ = ["QuantizationReport", "quantize_model"]
-
-_MOVEMENT = {"Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Slice", "Gather", "Identity", "Expand"}
 
 
 @dataclass
@@ -137,17 +138,27 @@ class QuantizationReport:
 
 
 def _prepared(graph: Graph) -> Graph:
-    return split_fused(optimize(graph.copy()))
+    g = graph.copy()
+    return split_fused(optimize(import_qdq(g) if has_qdq(g) else g))
 
 
 def _run_int8(graph: Graph, feeds: Mapping[str, np.ndarray]) -> dict[str, Any]:
-    """Every tensor of the int8 graph on one batch (value by value on the numpy references)."""
+    """Every tensor of the int8 graph on one batch (value by value on the numpy references), constants included."""
     env: dict[str, Any] = dict(graph.constants())
-    env.update(feeds)
-    for node in graph.nodes:
-        outs = evaluate(node, [env[n] if n else None for n in node.inputs], {n: env[n] for n in node.captures})
-        env.update((n, a) for n, a in zip(node.outputs, outs) if n)
+    interpret(graph, feeds, store=env)
     return env
+
+
+def _float_tensors(graph: Graph, feeds: Mapping[str, np.ndarray], wanted: set[str], where: str) -> dict[str, Any]:
+    """The float tensors named in `wanted` of one run of `graph`."""
+    got: dict[str, Any] = {}
+
+    def see(name: str, arr: np.ndarray) -> None:
+        if name in wanted:
+            got[name] = arr
+
+    observe_floats(graph, feeds, see, where)
+    return got
 
 
 def measure(rw: Rewrite, batches: Sequence[Mapping[str, np.ndarray]], title: str) -> AccuracyReport:
@@ -160,7 +171,7 @@ def measure(rw: Rewrite, batches: Sequence[Mapping[str, np.ndarray]], title: str
     report = AccuracyReport(rw.layers, notes, title)
     wanted = set(rw.layers) | set(rw.src.outputs)
     for i, feeds in enumerate(batches):
-        ref = {n: a for n, a in trace(rw.src, feeds, where=f"validation batch {i}") if n in wanted}
+        ref = _float_tensors(rw.src, feeds, wanted, f"validation batch {i}")
         env = _run_int8(rw.out, feeds)
         got = {}
         for name in ref:
@@ -264,9 +275,8 @@ def _most_sensitive(report: QuantizationReport, rw: Rewrite, kept: set[str]):
     inputs = {n.name: [i for i in n.inputs if i and rw.is_activation(i)] for n in rw.src.nodes}
     best, best_key = None, None
     for row in report.accuracy.rows:
-        if row.note or row.layer in kept or row.op in _MOVEMENT or row.op in ("MaxPool", "Concat"):
-            continue
-        if not row.op.startswith("Q") or row.op == "QRequant":
+        # int8 computing ops only: movement ops and Concat keep their own names, QRequant only rescales
+        if row.note or row.layer in kept or not row.op.startswith("Q") or row.op == "QRequant":
             continue
         ins = [rows[i].sqnr_db for i in inputs.get(row.layer, []) if i in rows]
         drop = min(ins, default=math.inf) - row.sqnr_db

@@ -19,13 +19,14 @@ import html
 import math
 import os
 import sys
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 import numpy as np
+
+from ..files import write_atomic  # re-exported for exporter.py until it imports burnedge.files
 
 __all__ = ["AccuracyReport", "LayerError", "compare", "write_atomic"]
 
@@ -199,30 +200,6 @@ def compare(
     report = AccuracyReport(layers, notes)
     report.add(reference, quantized)
     return report
-
-
-def write_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Writes `data` to a temporary file beside `path`, syncs it and renames it over `path`.
-
-    A reader sees the old file or the new one, never half of one; on failure the temporary file is removed.
-    """
-    path = Path(path)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    return path
 
 
 def _db(v: float) -> str:

@@ -17,10 +17,12 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import burnedge
-from burnedge.backends.numpy import NumpyExecutable
+from burnedge import compiler
+from burnedge.ir import Graph
+from burnedge.ops.fixedpoint import add_multipliers
 from burnedge.passes import DEFAULT_PIPELINE, optimize
-from burnedge.passes._qdq import add_multipliers, exact_int8
-from burnedge.passes.fold_qdq import explain
+from burnedge.quantize.qdq import explain, has_qdq, import_qdq
+from burnedge.quantize.qdq.params import exact_int8
 from tests.models import suite
 
 ort = pytest.importorskip("onnxruntime")
@@ -46,7 +48,7 @@ def _ort(model: onnx.ModelProto | str | Path, optimized: bool = True):
 
 
 def _run(graph, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    out = NumpyExecutable(graph).run(feeds)
+    out = compiler.compile(graph, "numpy").executable.run(feeds)
     return [out[n] for n in graph.outputs]
 
 
@@ -78,10 +80,17 @@ def test_exact_int8_refuses_float_and_wide_asymmetric_weights():
 
 
 def test_add_multipliers_put_the_larger_in_range():
-    a, b, shift = add_multipliers(0.75, 0.3)
+    a, b, shift = add_multipliers(0.75, 0.3, 1.0)  # float32 scales: s_b / s_y is float32(0.3)
     assert 2**30 <= max(a, b) < 2**31 and shift >= 1
-    assert abs(a / 2**shift - 0.75) < 2**-30 and abs(b / 2**shift - 0.3) < 2**-30
-    assert add_multipliers(1e-30, 1e-30) is None
+    assert abs(a / 2**shift - 0.75) < 2**-30 and abs(b / 2**shift - float(np.float32(0.3))) < 2**-30
+    with pytest.raises(ValueError, match="too far apart"):
+        add_multipliers(1e-30, 1e-30, 1.0)
+
+
+def _import(graph: Graph) -> Graph:
+    """What the compiler runs on a QDQ graph: QDQ import, then the default passes."""
+    assert has_qdq(graph)
+    return optimize(import_qdq(graph), DEFAULT_PIPELINE)
 
 
 # -- small hand-written QDQ models -------------------------------------------------------------------------------
@@ -150,7 +159,7 @@ def test_qdq_islands_become_int8_ops(act):
     graph = burnedge.load(model).graph
     feeds = {"x": np.random.default_rng(5).standard_normal((1, 3, 8, 8), np.float32)}
     float_out = _run(graph.copy(), feeds)
-    g = optimize(graph.copy())
+    g = _import(graph.copy())
     ops = Counter(n.op_type for n in g.nodes)
     assert ops["QConv"] == 1 and ops["QLut"] == 1 and ops["MaxPool"] == 1
     assert "Conv" not in ops and "Sigmoid" not in ops and "Relu" not in ops
@@ -171,7 +180,7 @@ def test_relu_folds_into_the_conv_clamp():
     for init in model.graph.initializer:  # move the conv output's zero point to 10: the Relu floor becomes 10
         if init.name == "c_zp":
             init.CopyFrom(numpy_helper.from_array(np.array(10, np.int8), "c_zp"))
-    g = optimize(burnedge.load(model).graph)
+    g = _import(burnedge.load(model).graph)
     qconv = next(n for n in g.nodes if n.op_type == "QConv")
     assert qconv.attrs["y_min"] == 10 and qconv.origin[-2:] == [("Relu", "relu"), ("QuantizeLinear", "c_quant")]
 
@@ -181,7 +190,7 @@ def test_weights_that_are_not_int8_keep_the_island_in_float():
     graph = burnedge.load(model).graph
     notes = explain(graph)
     assert any(line.startswith("Conv 'conv' stays in float: its weights are not int8") for line in notes)
-    g = optimize(graph.copy())
+    g = _import(graph.copy())
     assert Counter(n.op_type for n in g.nodes)["Conv"] + Counter(n.op_type for n in g.nodes)["FusedConv"] == 1
     feeds = {"x": np.random.default_rng(6).standard_normal((1, 3, 8, 8), np.float32)}
     (got,), (ref,) = _run(g, feeds), _ort(model, optimized=False).run(None, feeds)
@@ -228,7 +237,7 @@ def _qlinear_model(act: int, wmax: int = 127) -> onnx.ModelProto:
 def test_qlinear_ops_become_qconv_and_qmatmul(act, wmax):
     model = _qlinear_model(act, wmax)
     graph = burnedge.load(model).graph
-    g = optimize(graph.copy())
+    g = _import(graph.copy())
     ops = Counter(n.op_type for n in g.nodes)
     assert ops["QConv"] == 1 and ops["QMatMul"] == 1 and "QLinearConv" not in ops and "QLinearMatMul" not in ops
     feeds = {"x": np.random.default_rng(8).standard_normal((1, 2, 8, 8), np.float32)}
@@ -301,7 +310,7 @@ def test_onnxruntime_qdq_model_matches_onnxruntime(name, activation, reduce_rang
     model = onnx.load(str(path))
     step = _output_step(model)
     graph = burnedge.load(path).graph
-    g = optimize(graph.copy(), DEFAULT_PIPELINE)
+    g = _import(graph.copy())
     ops = Counter(n.op_type for n in g.nodes)
     float_ops = Counter(n.op_type for n in model.graph.node if n.op_type not in ("QuantizeLinear", "DequantizeLinear"))
     assert ops["QConv"] == float_ops["Conv"] + float_ops["BatchNormalization"] > 0
@@ -349,7 +358,7 @@ def test_softmax_at_its_native_scale_becomes_qsoftmax():
         inits,
     )
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    graph = optimize(burnedge.load(model).graph)
+    graph = _import(burnedge.load(model).graph)
     assert [n.op_type for n in graph.nodes] == ["QuantizeLinear", "QSoftmax", "DequantizeLinear"]
     feeds = {"x": np.random.default_rng(9).standard_normal((3, 10)).astype(np.float32) * 3}
     (got,), (ref,) = _run(graph, feeds), _ort(model, optimized=False).run(None, feeds)

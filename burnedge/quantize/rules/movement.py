@@ -1,4 +1,5 @@
-"""int8 rules of the movement ops: they run unchanged on the int8 tensor, and their outputs keep its qparams.
+"""int8 rules of the movement ops: the ops tagged int8_passthrough run unchanged on the int8 tensor, their outputs
+keeping its qparams; Concat requantizes its inputs to the output's qparams.
 
 MaxPool, views and copies (Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Slice, Gather on an activation, Split,
 Expand, Tile, DepthToSpace ...), Pad (the pad value quantized: 0.0 becomes the zero point) and nearest Resize are
@@ -10,17 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Node
-from .qparams import quantize
-from .rewrite import INT8, Rewrite
-from .rules import RULES
+from ...ir import Node
+from ...ops import tagged
+from ..qparams import quantize
+from ..rewriter import INT8, Rewrite, burnedge_op
+from .base import RULES, cheap_ok, float_outputs, requant_attrs, rule
 
-__all__ = ["PASSTHROUGH", "passthrough"]
-
-PASSTHROUGH = (
-    "Reshape Flatten Transpose Squeeze Unsqueeze Slice Gather Identity Expand Tile DepthToSpace SpaceToDepth Split "
-    "MaxPool GlobalMaxPool ReduceMax ReduceMin Pad Resize Upsample"
-).split()
+__all__ = ["concat", "passthrough"]
 
 
 def passthrough(rw: Rewrite, node: Node) -> str | None:
@@ -59,6 +56,42 @@ def passthrough(rw: Rewrite, node: Node) -> str | None:
     return None
 
 
-for _name in PASSTHROUGH:
+for _name in sorted(tagged("int8_passthrough")):
     RULES[_name] = passthrough
-del _name
+
+
+@rule("Concat")
+def concat(rw: Rewrite, node: Node) -> str | None:
+    y = node.outputs[0]
+    if not (float_outputs(rw, node) and rw.has_range(y)):
+        return "its output is not a calibrated float tensor"
+    acts = [n for n in node.inputs if not rw.value(n).is_const]
+    if any(not rw.has_range(n) for n in acts):
+        return "an input has no usable calibrated range"
+    why = cheap_ok(rw, acts)
+    if why:
+        return why
+    qp_y = rw.act_qp(y)
+    inputs = []
+    for n in node.inputs:
+        if rw.value(n).is_const:
+            inputs.append(rw.int8(n, qp_y)[0])
+            continue
+        qn, qp = rw.int8(n)
+        if qp != qp_y:
+            r = rw.fresh(f"{n}/requant")
+            attrs = requant_attrs(qp.scale, qp.zero_point, qp_y.scale, qp_y.zero_point)
+            rw.emit(
+                burnedge_op("QRequant"),
+                f"{node.name}/requant{len(inputs)}",
+                [qn],
+                [(r, INT8, rw.value(n).shape)],
+                attrs,
+            )
+            rw.qparams[r] = qp_y
+            qn = r
+        inputs.append(qn)
+    name = rw.new_int8(y, qp_y)
+    rw.emit(node.op, node.name, inputs, [(name, INT8, rw.value(y).shape)], node.attrs, node.onnx_ops)
+    rw.quantized(node, "Concat")
+    return None
