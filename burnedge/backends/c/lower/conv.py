@@ -3,8 +3,8 @@
 Layout: a float tensor that one conv writes and only convs read (as their input or fused residual) or global
 pools (a classifier head), and that is no graph output, lives in the arena as NHWC (N, H, W, C; N, L, C in 1-D)
 instead of NCHW: nothing else ever sees its bytes, and NHWC suits small planes (full 16-wide channel panels,
-channel-vectorised depthwise, no im2col packing of the weights' partner). `nhwc_tensors` decides it from the graph
-alone, so the scratch callback and the lowering agree.
+channel-vectorised depthwise, no im2col packing of the weights' partner). `layout.nhwc_tensors` decides it from the
+graph alone, so the scratch callback and the lowering agree.
 
 Kernels, chosen per node from the constant shapes and those layouts:
 - the NHWC kernels for a conv of one group, or depthwise with multiplier 1, when its input, output or residual is
@@ -25,82 +25,10 @@ from __future__ import annotations
 import numpy as np
 
 from ....ir import Graph, Node
-from ....ops.conv import _geo as conv_geometry
 from ....ops.conv_transpose import _ct_geometry
-from . import Ctx, lower, per_graph
+from . import Ctx, lower
 from .dense import MAX_THREADS, MR, NR, _epi, _gemm_scratch_bytes, _input, _require_f32, pack_a, pack_b
-from .pool import nhwc_global_pool
-
-CONV_OPS = {("", "Conv"), ("burnedge", "FusedConv")}
-
-
-def conv_fields(graph: Graph, node: Node) -> list[int] | None:
-    """The be_conv_geo / be_qconv_geo fields of a 1-D or 2-D conv node (a 1-D conv is a 2-D conv of height 1):
-    N, C, H, W, M, group, kernel, strides, dilations, padding begin, output size; None for other ranks."""
-    x, w = graph.values[node.inputs[0]].shape, graph.values[node.inputs[1]].shape
-    if len(x) not in (3, 4):
-        return None
-    a = node.attrs
-    kernel, strides, dil, geo = conv_geometry(
-        x, w, a.get("kernel_shape"), a.get("strides"), a.get("dilations"), a.get("pads"), a.get("auto_pad", "NOTSET")
-    )
-    group = int(a.get("group", 1))
-    if len(x) == 3:  # 1-D: a 2-D conv of height 1
-        x, kernel, strides, dil = (*x[:2], 1, x[2]), [1, *kernel], [1, *strides], [1, *dil]
-        begin, out = [0, *geo.begin], [1, *geo.out]
-    else:
-        begin, out = geo.begin, geo.out
-    n, c, h, wd = x
-    return [n, c, h, wd, w[0], group, *kernel, *strides, *dil, *begin, *out]
-
-
-def _conv_geo(graph: Graph, node: Node) -> tuple[bool, list[int]] | None:
-    """(depthwise?, be_conv_geo fields) of a Conv / FusedConv, None for shapes the kernels do not take."""
-    fields = conv_fields(graph, node)
-    if fields is None:
-        return None
-    w = graph.values[node.inputs[1]].shape
-    return (w[1] == 1 and fields[5] > 1), fields
-
-
-def _nhwc_capable(graph: Graph, node: Node) -> bool:
-    """A conv the NHWC kernels run: float32, constant weights, 1-D/2-D, one group or depthwise with multiplier 1."""
-    if (node.op.domain, node.op.name) not in CONV_OPS or len(node.inputs) < 2 or not node.inputs[1]:
-        return False
-    vals = graph.values
-    names = [n for n in [*node.inputs, *node.outputs] if n]
-    if not vals[node.inputs[1]].is_const or any(vals[n].dtype != np.float32 for n in names):
-        return False
-    info = _conv_geo(graph, node)
-    if info is None:
-        return False
-    dw, f = info
-    return f[5] == 1 or (dw and f[4] == f[1] == f[5] and f[6] * f[7] <= 64)  # conv_dwc.c: at most 64 taps
-
-
-@per_graph
-def nhwc_tensors(graph: Graph) -> set[str]:
-    """Names of the tensors stored channels-last: written by an NHWC-capable conv, read only by such convs as
-    input 0 or residual (input 3) or by global pools (pool.nhwc_global_pool), and no graph output."""
-    capable = {id(n): _nhwc_capable(graph, n) for n in graph.nodes}
-    pools = {id(n) for n in graph.nodes if nhwc_global_pool(graph, n)}
-    users: dict[str, list[tuple[Node, bool]]] = {}
-    for node in graph.nodes:
-        for name in set(node.uses()):
-            if id(node) in pools and name not in node.captures:
-                users.setdefault(name, []).append((node, True))
-                continue
-            ok = capable[id(node)] and all(i in (0, 3) for i, x in enumerate(node.inputs) if x == name)
-            ok = ok and name not in node.captures
-            users.setdefault(name, []).append((node, ok))
-    outs = set(graph.outputs)
-    found = set()
-    for node in graph.nodes:
-        if capable[id(node)]:
-            y = node.outputs[0]
-            if y not in outs and users.get(y) and all(ok for _, ok in users[y]):
-                found.add(y)
-    return found
+from .layout import conv_geo, nhwc_capable, nhwc_tensors
 
 
 def _winograd(f: list[int]) -> bool:
@@ -125,8 +53,8 @@ def _stem(f: list[int], dw: bool, flags: int, res: str) -> bool:
 
 def _plan(graph: Graph, node: Node) -> tuple[str, list[int], int]:
     """(kernel: "stem" | "wino" | "nhwc" | "dwc" | "gemm" | "dw", geo fields, NHWC flags) of a conv."""
-    dw, f = _conv_geo(graph, node)
-    if _nhwc_capable(graph, node):
+    dw, f = conv_geo(graph, node)
+    if nhwc_capable(graph, node):
         nhwc = nhwc_tensors(graph)
         res = node.inputs[3] if node.op.domain == "burnedge" and len(node.inputs) > 3 else ""
         flags = (1 if node.inputs[0] in nhwc else 0) | (2 if node.outputs[0] in nhwc else 0)
@@ -139,7 +67,7 @@ def _plan(graph: Graph, node: Node) -> tuple[str, list[int], int]:
 
 
 def _conv_scratch(graph: Graph, node: Node) -> int:
-    if _conv_geo(graph, node) is None:
+    if conv_geo(graph, node) is None:
         return 0
     kind, f, flags = _plan(graph, node)
     n, c, h, wd, m, g, kh, kw, sh, sw, dh, dwl, ph, pw, oh, ow = f
@@ -176,7 +104,7 @@ def _conv_scratch(graph: Graph, node: Node) -> int:
 @lower("FusedConv", domain="burnedge", scratch=_conv_scratch)
 def conv(ctx: Ctx, node: Node) -> str:
     _require_f32(ctx, node)
-    ctx.require(_conv_geo(ctx.graph, node) is not None, "only 1-D and 2-D convolutions are supported")
+    ctx.require(conv_geo(ctx.graph, node) is not None, "only 1-D and 2-D convolutions are supported")
     kind, f, flags = _plan(ctx.graph, node)
     w = ctx.const(node.inputs[1])
     ctx.require(w is not None, "the weights must be constant")

@@ -7,41 +7,10 @@ classifier heads of ds_cnn, mobilenet_v1 and resnet8) runs as a global pool.
 
 from __future__ import annotations
 
-from ....ir import Graph, Node
-from ....ops._im2col import attr_list, geometry
+from ....ir import Node
 from . import Ctx, lower
+from .layout import covers_input, nhwc_tensors, pool_geometry
 from .reduce import attr, kernel
-
-
-def _window(shape: tuple[int, ...], node: Node):
-    """(kernel, strides, dilations, the reference's window geometry) of a 1-D/2-D MaxPool / AveragePool node."""
-    n_sp = len(shape) - 2
-    kern = attr_list(attr(node, "kernel_shape"), n_sp, 1, "kernel_shape")
-    strides = attr_list(attr(node, "strides"), n_sp, 1, "strides")
-    dil = attr_list(attr(node, "dilations"), n_sp, 1, "dilations")
-    auto_pad = attr(node, "auto_pad", "NOTSET") or "NOTSET"
-    geo = geometry(shape[2:], kern, strides, dil, attr(node, "pads"), auto_pad, attr(node, "ceil_mode", 0), False)
-    return kern, strides, dil, geo
-
-
-def covers_input(shape: tuple[int, ...], node: Node) -> bool:
-    """Whether a MaxPool / AveragePool node's one window covers its whole (1-D or 2-D) input: a global pool."""
-    kern, _, _, geo = _window(shape, node)
-    n_sp = len(shape) - 2
-    return geo.out == [1] * n_sp and kern == list(shape[2:]) and geo.begin == geo.end == [0] * n_sp
-
-
-def nhwc_global_pool(graph: Graph, node: Node) -> bool:
-    """A float global pool that can read a channels-last input (conv.nhwc_tensors lets a conv output stay NHWC for
-    it): GlobalAveragePool / GlobalMaxPool, or a MaxPool / AveragePool whose one window is the whole input."""
-    if node.op.domain != "" or node.op_type not in ("GlobalAveragePool", "GlobalMaxPool", "MaxPool", "AveragePool"):
-        return False
-    if node.op_type == "MaxPool" and len(node.outputs) > 1 and node.outputs[1]:
-        return False
-    x = graph.values[node.inputs[0]]
-    if x.dtype.name != "float32" or len(x.shape) not in (3, 4) or 0 in x.shape:
-        return False
-    return node.op_type.startswith("Global") or covers_input(tuple(x.shape), node)
 
 
 def _global(ctx: Ctx, node: Node, is_max: bool) -> str:
@@ -52,8 +21,6 @@ def _global(ctx: Ctx, node: Node, is_max: bool) -> str:
     suffix = {"float32": "f32", "int8": "i8", "uint8": "u8"}.get(dt)
     ctx.require(suffix == "f32" or (is_max and suffix is not None), f"no C global pool on {dt}")
     nc, size = shape[0] * shape[1], ctx.size(x) // max(shape[0] * shape[1], 1)
-    from .conv import nhwc_tensors  # conv imports this module
-
     if nc and x in nhwc_tensors(ctx.graph):  # (N, H, W, C) in the arena
         fn = f"be_global_{'max' if is_max else 'avg'}pool_nhwc_f32"
         return f"{fn}({ctx.tensor(x)}, {ctx.tensor(y)}, {shape[0]}, {size}, {shape[1]}, threads);"
@@ -86,7 +53,7 @@ def pool_window(ctx: Ctx, node: Node) -> list[int] | str | None:
     shape = ctx.shape(x)
     ctx.require(len(shape) in (3, 4), f"only 1D and 2D pools, not rank {len(shape)}")
     n_sp = len(shape) - 2
-    kern, strides, dil, geo = _window(tuple(shape), node)
+    kern, strides, dil, geo = pool_geometry(tuple(shape), node)
     spatial = list(shape[2:])
     nc = shape[0] * shape[1]
     if nc == 0 or ctx.size(y) == 0:

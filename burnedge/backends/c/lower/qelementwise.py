@@ -1,0 +1,141 @@
+"""int8 elementwise lowerings: QAdd / QMul with broadcasting (merged strides), QLut, QRequant, and ONNX
+QuantizeLinear / DequantizeLinear per tensor or per axis (kernels qelementwise.c)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ....ir import Node
+from . import Ctx, lower
+from .quantized import opt_input, require_i8, rq_params
+from .reduce import attr
+
+__all__ = ["dequantize_linear", "qbinary", "qlut", "qrequant", "quantize_linear"]
+
+
+def _merged_strides(shapes: list[tuple[int, ...]], out: tuple[int, ...]) -> tuple[list[int], list[list[int]]]:
+    """Output dims and each operand's element strides (0 = broadcast), size-1 dims dropped, contiguous runs merged."""
+    nd = len(out)
+    strides = []
+    for shape in shapes:
+        full = (1,) * (nd - len(shape)) + tuple(shape)
+        st, acc = [0] * nd, 1
+        for d in range(nd - 1, -1, -1):
+            st[d] = acc if full[d] != 1 else 0
+            acc *= full[d]
+        strides.append(st)
+    dims = [d for d in range(nd) if out[d] != 1]
+    shape = [out[d] for d in dims]
+    sts = [[s[d] for d in dims] for s in strides]
+    i = len(shape) - 1
+    while i > 0:  # merge dim i-1 into i when every operand steps through both as one
+        if all(s[i - 1] == s[i] * shape[i] for s in sts):
+            shape[i] *= shape[i - 1]
+            for s in sts:
+                del s[i - 1]
+            del shape[i - 1]
+        i -= 1
+    return shape, sts
+
+
+@lower("QAdd", "QMul", domain="burnedge")
+def qbinary(ctx: Ctx, node: Node) -> str:
+    a_name, b_name, y_name = node.inputs[0], node.inputs[1], node.outputs[0]
+    require_i8(ctx, [a_name, b_name, y_name])
+    out = ctx.shape(y_name)
+    if ctx.size(y_name) == 0:
+        return "/* empty */"
+    shape, (sa, sb) = _merged_strides([ctx.shape(a_name), ctx.shape(b_name)], out)
+    if not shape:
+        shape, sa, sb = [1], [0], [0]
+    lo, hi = int(attr(node, "y_min", -128)), int(attr(node, "y_max", 127))
+    ctx.require(-128 <= lo <= hi <= 127, f"[y_min, y_max] = [{lo}, {hi}] is not inside int8")
+    zps = [int(attr(node, k, 0)) for k in ("a_zero_point", "b_zero_point", "y_zero_point")]
+    if node.op_type == "QAdd":
+        am, bm, shift = (int(node.attrs[k]) for k in ("a_multiplier", "b_multiplier", "shift"))
+        ctx.require(0 <= am < 2**31 and 0 <= bm < 2**31, "QAdd multipliers must lie in [0, 2^31)")
+        ctx.require(1 <= shift <= 62, f"QAdd shift {shift} is outside 1..62")
+        params = f"{{BE_QADD, {zps[0]}, {zps[1]}, {zps[2]}, {am}, {bm}, {shift}, 0, 32, 1, {lo}, {hi}}}"
+    else:
+        m, s, lim = (int(v[0]) for v in rq_params(node.attrs["multiplier"], node.attrs["shift"], 1))
+        params = f"{{BE_QMUL, {zps[0]}, {zps[1]}, {zps[2]}, 0, 0, 1, {m}, {s}, {lim}, {lo}, {hi}}}"
+    arr = ", ".join
+    return "\n".join([
+        "{",
+        f"  static const long shape[] = {{{arr(map(str, shape))}}}, sa[] = {{{arr(map(str, sa))}}}, "
+        f"sb[] = {{{arr(map(str, sb))}}};",
+        f"  static const be_qbin p = {params};",
+        f"  be_qbinary_i8({ctx.tensor(a_name)}, {ctx.tensor(b_name)}, {ctx.tensor(y_name)}, {len(shape)}, shape, sa, "
+        "sb, &p, threads);",
+        "}",
+    ])  # fmt: skip
+
+
+@lower("QLut", domain="burnedge")
+def qlut(ctx: Ctx, node: Node) -> str:
+    x, y = node.inputs[0], node.outputs[0]
+    require_i8(ctx, [x, y])
+    table = np.asarray(node.attrs["table"], np.int64)
+    ctx.require(table.shape == (256,), "QLut needs a table of 256 values")
+    t = ctx.pack(f"q:lut:{y}", table.astype(np.int8))
+    return f"be_qlut_i8({ctx.tensor(x)}, {ctx.tensor(y)}, {t}, {ctx.size(y)}, threads);"
+
+
+@lower("QRequant", domain="burnedge")
+def qrequant(ctx: Ctx, node: Node) -> str:
+    x, y = node.inputs[0], node.outputs[0]
+    require_i8(ctx, [x, y])
+    m, s, lim = (int(v[0]) for v in rq_params(node.attrs["multiplier"], node.attrs["shift"], 1))
+    xzp, yzp = int(attr(node, "x_zero_point", 0)), int(attr(node, "y_zero_point", 0))
+    return f"be_qrequant_i8({ctx.tensor(x)}, {ctx.tensor(y)}, {ctx.size(y)}, {xzp}, {yzp}, {m}, {s}, {lim}, threads);"
+
+
+def _qdq_layout(ctx: Ctx, node: Node, x_name: str) -> tuple[int, int, int, np.ndarray, np.ndarray]:
+    """(outer, C, inner, float32 scales [C], int32 zero points [C]) of a per-tensor or per-axis Q/DQ node."""
+    ctx.require(int(attr(node, "block_size", 0) or 0) == 0, "blocked quantization is not supported")
+    scale = ctx.const(node.inputs[1])
+    ctx.require(scale is not None and scale.dtype == np.float32, "the scale must be a float32 constant")
+    zp_name = opt_input(node, 2)
+    zp = ctx.const(zp_name) if zp_name else np.zeros(scale.shape, np.int32)
+    ctx.require(zp is not None, "the zero point must be constant")
+    shape = ctx.shape(x_name)
+    if scale.size == 1 and scale.ndim <= 1:
+        outer, c, inner = 1, 1, ctx.size(x_name)
+    else:
+        ctx.require(scale.ndim == 1 and len(shape) > 0, "only per-tensor and per-axis scales are supported")
+        axis = int(attr(node, "axis", 1)) % len(shape)
+        ctx.require(scale.shape[0] == shape[axis], "the scale does not match the quantization axis")
+        outer, c, inner = math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1 :])
+    scales = np.broadcast_to(scale.reshape(-1), (c,)).astype(np.float32)
+    zps = np.broadcast_to(np.asarray(zp).astype(np.int64).reshape(-1), (c,)).astype(np.int32)
+    return outer, c, inner, scales, zps
+
+
+@lower("QuantizeLinear")
+def quantize_linear(ctx: Ctx, node: Node) -> str:
+    x, y = node.inputs[0], node.outputs[0]
+    ctx.require(ctx.dtype(x) == np.float32, f"QuantizeLinear of {ctx.dtype(x)}: only float32 is supported")
+    out = ctx.dtype(y).name
+    ctx.require(out in ("int8", "uint8"), f"QuantizeLinear to {out}: only int8 and uint8 are supported")
+    outer, c, inner, scales, zps = _qdq_layout(ctx, node, x)
+    if ctx.size(y) == 0:
+        return "/* empty */"
+    s, z = ctx.pack(f"q:quant:{y}:s", scales), ctx.pack(f"q:quant:{y}:zp", zps)
+    fn = "be_quantize_f32_i8" if out == "int8" else "be_quantize_f32_u8"
+    return f"{fn}({ctx.tensor(x)}, {ctx.tensor(y)}, {outer}, {c}, {inner}, {s}, {z}, threads);"
+
+
+@lower("DequantizeLinear")
+def dequantize_linear(ctx: Ctx, node: Node) -> str:
+    x, y = node.inputs[0], node.outputs[0]
+    src = ctx.dtype(x).name
+    ctx.require(src in ("int8", "uint8", "int32"), f"DequantizeLinear of {src}: only int8, uint8, int32")
+    ctx.require(ctx.dtype(y) == np.float32, f"DequantizeLinear to {ctx.dtype(y)}: only float32 is supported")
+    outer, c, inner, scales, zps = _qdq_layout(ctx, node, x)
+    if ctx.size(y) == 0:
+        return "/* empty */"
+    s, z = ctx.pack(f"q:dequant:{y}:s", scales), ctx.pack(f"q:dequant:{y}:zp", zps)
+    fn = {"int8": "be_dequantize_i8_f32", "uint8": "be_dequantize_u8_f32", "int32": "be_dequantize_i32_f32"}[src]
+    return f"{fn}({ctx.tensor(x)}, {ctx.tensor(y)}, {outer}, {c}, {inner}, {s}, {z}, threads);"
