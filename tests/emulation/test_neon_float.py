@@ -16,6 +16,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from burnedge import targets as be_targets
 from burnedge.backends.c.build import kernel_library
+from burnedge.backends.c.cross import toolchain
 
 from . import matrix
 
@@ -35,7 +36,7 @@ def _tool(target, name: str) -> str:
 
 def _archive(name: str):
     t = be_targets.get(name)
-    return t, kernel_library(t.toolchain())
+    return t, kernel_library(toolchain(t))
 
 
 @pytest.mark.parametrize("name", ARM)

@@ -16,6 +16,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import burnedge
 from burnedge.backends.c import build
+from burnedge.backends.c.cross import toolchain
 from burnedge.ir import Graph, Node, Value
 from burnedge.ops import for_onnx
 from burnedge.targets import get
@@ -31,7 +32,7 @@ SDOT = {"be_qgemm_tile_sdot", "be_qa_quads"}
 
 
 def _tool(target: str, name: str) -> str:
-    tc = get(target).toolchain()
+    tc = toolchain(get(target))
     tool = tc.cc[: -len("gcc")] + name
     if shutil.which(tool) is None:  # CI installs every cross binutils (.ci/run): there a missing one fails
         (pytest.fail if os.environ.get("CI") else pytest.skip)(f"{tool} is missing")
@@ -40,7 +41,7 @@ def _tool(target: str, name: str) -> str:
 
 @pytest.mark.parametrize("target", ["rpi3", "rpi4", "jetson-nano", "rpi5", "jetson-orin"])
 def test_the_arm_archives_hold_the_neon_kernels(target):
-    lib = build.kernel_library(get(target).toolchain())
+    lib = build.kernel_library(toolchain(get(target)))
     symbols = subprocess.run([_tool(target, "nm"), "--defined-only", str(lib)], capture_output=True, text=True,
                              check=True).stdout  # fmt: skip
     defined = {line.split()[-1] for line in symbols.splitlines() if line.count(" ") >= 2}

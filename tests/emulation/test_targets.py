@@ -15,7 +15,7 @@ import pytest
 import burnedge
 from burnedge import bundle, host, targets
 from burnedge.backends.c import build
-from burnedge.backends.c import load as c_load
+from burnedge.backends.c import loader as c_load
 from burnedge.backends.c.cross import pick_library, toolchain
 from burnedge.cli import main
 from burnedge.emulate import EmulationError, emulate

@@ -15,7 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 import burnedge
 from burnedge import bundle, host
 from burnedge.backends.c import build
-from burnedge.backends.c import load as c_load
+from burnedge.backends.c import loader as c_load
 from burnedge.backends.c import runtime as c_runtime
 from burnedge.bundle import writer as bundle_writer
 from burnedge.exporter import example_inputs, export, verify

@@ -5,8 +5,8 @@ Plan --emit--> model.c --cc (host or a target's cross compiler)--> model.so --cf
 The compiler (burnedge.compiler) hands it a Plan made with its pass pipeline and its kernels' scratch sizes; it
 never runs passes or the planner itself. Modules: lower/ (one lowering per op family), emit.py (plan -> C),
 kernels/ (the kernel library by ISA), build.py (compiling, cached), cross.py (targets' toolchains and library
-rows), runtime.py (the loaded library, a pool of arenas), load.py (a bundle back to a CModel), standalone.py (the
-runner program that emulation and boards run without Python).
+rows), runtime.py (the loaded library, a pool of arenas), loader.py (a bundle back to a CModel), standalone.py
+(the runner program that emulation and boards run without Python).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ..base import Artifacts, Backend, Library
 from .build import build_model, host_toolchain, kernel_sources
 from .cross import library_row, toolchain
 from .emit import emit, weights_blob
-from .load import load
+from .loader import load
 from .lower import CTYPES, find
 from .runtime import CModel, TensorSlot
 from .standalone import runner_binary
