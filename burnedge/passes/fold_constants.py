@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Graph, Value
-from ..ops._eval import evaluate
+from ..ops.interpreter import evaluate
 
 
 def run(graph: Graph) -> Graph:

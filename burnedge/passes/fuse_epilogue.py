@@ -26,7 +26,7 @@ import numpy as np
 from ..ir import Graph, Node
 from ..ops import for_onnx
 from ..ops._common import erf
-from ..ops._eval import evaluate
+from ..ops.interpreter import evaluate
 from ._match import Rewriter, axis_vector, origin_of
 
 FLT_MAX = float(np.finfo(np.float32).max)

@@ -1,9 +1,9 @@
 """Calibration runs: evaluate a graph node by node on each batch and feed every float tensor to a calibrator.
 
-The graph runs value by value on the numpy references (``burnedge.ops._eval.evaluate``), not on the arena
-executor: calibration needs every intermediate tensor, and the arena reuses their bytes. Memory: a tensor is
-dropped right after its last reader runs, so at most the live set of one batch is held. Values computed inside
-subgraphs (If / Loop / Scan bodies) are not observed; the node's outputs are.
+The graph runs value by value on the numpy references (``burnedge.ops.interpreter.interpret`` with an observer),
+not on the arena executor: calibration needs every intermediate tensor, and the arena reuses their bytes. Memory: a
+tensor is dropped right after its last reader runs, so at most the live set of one batch is held. Values computed
+inside subgraphs (If / Loop / Scan bodies) are not observed; the node's outputs are.
 """
 
 from __future__ import annotations
