@@ -4,9 +4,9 @@ Both are cached by content hash under the cache folder ($BURNEDGE_CACHE, else ~/
 the sources, the compiler and its flags, so a changed kernel or flag never reuses a stale build. Every file is
 written under a temporary name and renamed into place, so an interrupted build leaves nothing half-written.
 
-A toolchain is the host's (`host_toolchain`: -march=native) or a target's (`burnedge.targets.Target.toolchain`:
-a cross compiler with the board's flags). The kernels come from this package (KERNEL_DIR) or from another folder
-(`kernel_dir`: a bundle's own kernels, so it can be rebuilt exactly as it was exported).
+A toolchain is the host's (`host_toolchain`: -march=native) or a target's (`cross.toolchain`: a cross compiler
+with the board's flags and the kernel sets its TOML names). The kernels come from this package (KERNEL_DIR) or
+from another folder (`kernel_dir`: a bundle's own kernels, so it can be rebuilt exactly as it was exported).
 
 The kernel library is organised in sets (KERNEL_DIR)::
 
@@ -26,7 +26,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-import platform
 import shutil
 import subprocess
 import tempfile
@@ -35,6 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ... import host
 from ...errors import BurnedgeError
 
 __all__ = [
@@ -97,18 +97,6 @@ class Toolchain:
         return chosen if chosen[:1] == (REFERENCE,) else (REFERENCE, *chosen)
 
 
-def _host_cpu_flags() -> list[str]:
-    """This machine's CPU features as /proc/cpuinfo names them (x86 `flags`, ARM `Features`)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() in ("flags", "Features"):
-                return value.split()
-    except OSError:
-        pass
-    return []
-
-
 def host_toolchain() -> Toolchain:
     """The machine's own compiler ($CC or cc), optimising for this very CPU, with the kernel sets it has."""
     cc = os.environ.get("CC", "cc")
@@ -123,7 +111,7 @@ def host_toolchain() -> Toolchain:
         "-Wno-unused-variable",
         "-Wno-unused-but-set-variable",
     )
-    sets = kernel_sets_for(platform.machine(), _host_cpu_flags())
+    sets = kernel_sets_for(host.machine(), host.features())
     return Toolchain(cc, flags, ("-lm", "-fopenmp"), kernel_sets=sets)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from ... import host
 from ...targets import Target, TargetError
-from .build import Toolchain, host_toolchain
+from .build import Toolchain, host_toolchain, kernel_sets_for
 
 __all__ = ["library_row", "pick_library", "toolchain"]
 
@@ -36,6 +36,7 @@ def toolchain(target: Target) -> Toolchain:
         target.ar,
         target.name,
         package=target.package,
+        kernel_sets=target.kernels or kernel_sets_for(target.arch, target.features),
     )
 
 
