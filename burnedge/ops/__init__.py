@@ -44,7 +44,7 @@ TAGS: dict[str, str] = {
     "qdq_movement": "QDQ import runs it on int8 inside a DequantizeLinear -> op -> QuantizeLinear island, each "
     "input requantised to the output's qparams (quantize/qdq/); int8_passthrough ops and Concat",
     "int8_lut": "a function of one tensor elementwise (other operands one-element constants): int8 runs it as a "
-    "256-entry table (quantize/rules/lut.py)",
+    "256-entry table (quantize/rules/elementwise.py)",
 }
 
 _REGISTRY: dict[tuple[str, str], list[OpDef]] = {}

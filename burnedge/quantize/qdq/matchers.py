@@ -22,7 +22,7 @@ from ..qparams import QParams, quantize
 from ..rewriter import burnedge_op
 from ..rules.activations import SOFTMAX_SCALE, SOFTMAX_ZERO_POINT, softmax_table
 from ..rules.base import CONV_ATTRS, POOL_ATTRS
-from ..rules.elementwise import lut_inputs_outputs
+from ..rules.elementwise import lut_outputs
 from .island import Folder
 from .params import Act, exact_int8
 
@@ -214,7 +214,7 @@ def match_unary(f: Folder, node: Node) -> Match:
     if isinstance(tail, str):
         return tail
     folded, y, lo, hi = tail
-    out = lut_inputs_outputs(node, i, f.const, QParams(np.float32(x.scale), x.zero_point))
+    out = lut_outputs(node, i, f.const, QParams(np.float32(x.scale), x.zero_point))
     if out.size != 256 or out.dtype.kind != "f":
         return "it does not map one value to one value"
     table = np.clip(quantize(out.astype(np.float32), QParams(np.float32(y.scale), y.zero_point)), lo, hi)

@@ -15,7 +15,7 @@ from ..qparams import QParams, dequantize, quantize
 from ..rewriter import INT8, Rewrite, burnedge_op
 from .base import RULES, cheap_ok, epilogue, float_outputs, rule
 
-__all__ = ["add_mul", "lut", "lut_inputs_outputs"]
+__all__ = ["add_mul", "lut", "lut_outputs"]
 
 
 def _unary_input(rw: Rewrite, node: Node) -> int | None:
@@ -32,7 +32,7 @@ def _unary_input(rw: Rewrite, node: Node) -> int | None:
     return i
 
 
-def lut_inputs_outputs(node: Node, index: int, const: Callable[[str], np.ndarray | None], qp_x: QParams) -> np.ndarray:
+def lut_outputs(node: Node, index: int, const: Callable[[str], np.ndarray | None], qp_x: QParams) -> np.ndarray:
     """The float outputs of `node` (flattened) for the 256 int8 values of input `index` under `qp_x`, the other
     inputs being the constants `const(name)` gives: the reference evaluated once on the whole grid (what QLut's
     table quantizes, here and in QDQ import)."""
@@ -54,7 +54,7 @@ def lut(rw: Rewrite, node: Node) -> str | None:
         return why
     qx, qp_x = rw.int8(x)
     qp_y = rw.act_qp(y)
-    table = quantize(np.asarray(lut_inputs_outputs(node, i, rw.const, qp_x), np.float32).reshape(256), qp_y)
+    table = quantize(np.asarray(lut_outputs(node, i, rw.const, qp_x), np.float32).reshape(256), qp_y)
     name = rw.new_int8(y, qp_y)
     rw.emit(
         burnedge_op("QLut"),
