@@ -32,7 +32,8 @@ def optimize(graph: Graph, pipeline: Sequence[str] = DEFAULT_PIPELINE) -> Graph:
         try:
             module = importlib.import_module(f"{__name__}.{name}")
         except ModuleNotFoundError:
-            raise BurnedgeError(f"unknown pass {name!r}; passes: {', '.join(DEFAULT_PIPELINE)}") from None
+            moved = " (QDQ import is burnedge.quantize.qdq.import_qdq now)" if name == "fold_qdq" else ""
+            raise BurnedgeError(f"unknown pass {name!r}{moved}; passes: {', '.join(DEFAULT_PIPELINE)}") from None
         graph = module.run(graph)
         graph.verify()
     return graph
