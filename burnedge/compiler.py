@@ -23,18 +23,7 @@ from .ir import Graph
 from .model import Model
 from .passes import optimize
 from .plan import Plan, make_plan
-
-try:  # TODO(lead): the QDQ import is moving from passes/fold_qdq.py into quantize/qdq; drop this fallback then
-    from .quantize.qdq import has_qdq, import_qdq
-except ImportError:  # pragma: no cover - transitional
-    from .passes import fold_qdq as _fold_qdq
-
-    def has_qdq(graph: Graph) -> bool:
-        return any(n.op_type in ("QuantizeLinear", "DequantizeLinear") for n in graph.nodes)
-
-    def import_qdq(graph: Graph) -> Graph:
-        return _fold_qdq.run(graph)
-
+from .quantize.qdq import has_qdq, import_qdq
 
 __all__ = ["Compiled", "Options", "compile", "plan", "unsupported"]
 

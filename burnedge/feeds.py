@@ -34,12 +34,11 @@ def check_feeds(
     if not isinstance(feeds, Mapping):
         raise InputError(f"expected a dict of input arrays{at}, got {type(feeds).__name__}")
     expected = {i.name: i for i in inputs}
-    unknown = sorted(set(feeds) - set(expected), key=str)
-    if unknown:
-        raise InputError(f"unknown input(s) {unknown}{at}; the model's inputs are {sorted(expected)}")
-    absent = sorted(set(expected) - set(feeds))
-    if absent:
-        raise InputError(f"missing input(s) {absent}{at}; the model's inputs are {sorted(expected)}")
+    for kind, names in (("unknown", set(feeds) - set(expected)), ("missing", set(expected) - set(feeds))):
+        if names:
+            names = sorted(names, key=str)
+            what = f"input {names[0]!r}" if len(names) == 1 else f"inputs {names}"
+            raise InputError(f"{kind} {what}{at}; the model's inputs are {sorted(expected)}")
     out = {}
     for name, info in expected.items():
         arr = feeds[name] if isinstance(feeds[name], np.ndarray) else np.asarray(feeds[name])

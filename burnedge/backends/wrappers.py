@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import BurnedgeError
 from ..feeds import compare
 from ..ir import Graph, Node
-from ..ops._eval import evaluate
+from ..ops.interpreter import evaluate
 from ..plan import Plan
 from .base import Artifacts, Backend, Executable, Library
 

@@ -27,7 +27,7 @@ from .. import dtypes
 from ..errors import ModelError, NotStaticError, UnsupportedOpError
 from ..ir import Graph, Node, Value
 from ..ops import REQUIRED, OpDef, Spec, for_onnx
-from ..ops._eval import evaluate
+from ..ops.interpreter import evaluate
 from .unroll import inline_if, unroll_loop
 
 __all__ = ["from_proto", "read"]

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..dtypes import is_float
 from ..errors import InputError
+from ..feeds import check_feeds as check_inputs
 from ..ir import Graph, Node
 from ..model import Model
 from ..ops.interpreter import interpret
@@ -25,25 +26,9 @@ __all__ = ["check_feeds", "collect", "layers", "observe_floats", "trace"]
 
 
 def check_feeds(graph: Graph, feeds: Any, where: str = "") -> dict[str, np.ndarray]:
-    """The feeds as arrays, after checking names, shapes and dtypes; `where` says which batch for the message."""
-    at = f" in {where}" if where else ""
-    if not isinstance(feeds, Mapping):
-        raise InputError(f"expected a dict of input arrays{at}, got {type(feeds).__name__}")
-    unknown = sorted(set(feeds) - set(graph.inputs))
-    if unknown:
-        raise InputError(f"unknown input(s) {unknown}{at}; the model's inputs are {sorted(graph.inputs)}")
-    out = {}
-    for name in graph.inputs:
-        if name not in feeds:
-            raise InputError(f"missing input {name!r}{at}; the model's inputs are {sorted(graph.inputs)}")
-        v = graph.values[name]
-        arr = feeds[name] if isinstance(feeds[name], np.ndarray) else np.asarray(feeds[name])
-        if arr.dtype != v.dtype:
-            raise InputError(f"input {name!r}{at}: expected dtype {v.dtype}, got {arr.dtype}")
-        if tuple(arr.shape) != tuple(v.shape):
-            raise InputError(f"input {name!r}{at}: expected shape {list(v.shape)}, got {list(arr.shape)}")
-        out[name] = arr
-    return out
+    """The feeds of one batch as arrays, checked against the graph's inputs (burnedge.feeds, the one feed check);
+    `where` says which batch for the message."""
+    return check_inputs([graph.values[n] for n in graph.inputs], feeds, where)
 
 
 def observe_floats(
