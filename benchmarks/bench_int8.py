@@ -2,7 +2,7 @@
 
 For each model: onnxruntime's `quantize_static` makes a QDQ model (per-channel int8 weights, int8 activations,
 calibrated on a few example feeds); onnxruntime runs it (its optimizer turns the QDQ pairs into its int8 kernels),
-and burnedge imports the same file (`fold_qdq` turns the islands into burnedge int8 ops) and runs it on the C
+and burnedge imports the same file (the QDQ import, `burnedge.quantize.qdq`, turns the islands into burnedge int8 ops) and runs it on the C
 backend; burnedge float runs the float model. All engines warm up, then their runs alternate so machine noise hits
 them alike; the table gives median latencies, the ratios burnedge int8 / onnxruntime int8 and burnedge int8 /
 burnedge float (below 1: the first is faster), the int8 GOP/s of each (2 x the multiply-adds of the float model's
