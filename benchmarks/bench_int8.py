@@ -2,12 +2,12 @@
 
 For each model: onnxruntime's `quantize_static` makes a QDQ model (per-channel int8 weights, int8 activations,
 calibrated on a few example feeds); onnxruntime runs it (its optimizer turns the QDQ pairs into its int8 kernels),
-and burnedge imports the same file (the QDQ import, `burnedge.quantize.qdq`, turns the islands into burnedge int8 ops) and runs it on the C
-backend; burnedge float runs the float model. All engines warm up, then their runs alternate so machine noise hits
-them alike; the table gives median latencies, the ratios burnedge int8 / onnxruntime int8 and burnedge int8 /
-burnedge float (below 1: the first is faster), the int8 GOP/s of each (2 x the multiply-adds of the float model's
-Conv/Gemm/MatMul nodes per run), and how far burnedge's int8 output is from onnxruntime's (max abs difference over
-max |output|) with how many ops stayed in float.
+and burnedge imports the same file (its QDQ import, burnedge.quantize.qdq, turns the islands into int8 ops) and runs
+it on the C backend; burnedge float runs the float model. All engines warm up, then their runs alternate so machine
+noise hits them alike; the table gives median latencies, the ratios burnedge int8 / onnxruntime int8 and burnedge
+int8 / burnedge float (below 1: the first is faster), the int8 GOP/s of each (2 x the multiply-adds of the float
+model's Conv/Gemm/MatMul nodes per run), and how far burnedge's int8 output is from onnxruntime's (max abs
+difference over max |output|) with how many ops stayed in float.
 
     python benchmarks/bench_int8.py [--models ds_cnn,resnet8] [--threads 1] [--runs 50] [--markdown]
 """
