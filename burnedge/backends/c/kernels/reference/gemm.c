@@ -15,105 +15,11 @@
  * Jobs are distributed statically over at most BE_DENSE_MAX_THREADS threads.
  */
 #include "gemm.h"
-
-/* ---- portable tile -------------------------------------------------------------------------------------- */
-void be_gemm_tile_portable(long K, const float *a, long rsa, long csa, int mr, const float *b, long ldb, int nr,
-                           float *c, long ldc, const be_epi *e, long i0, long j0) {
-    float acc[BE_MR][BE_NR];
-    for (int r = 0; r < mr; r++)
-        for (int j = 0; j < BE_NR; j++) acc[r][j] = 0.0f;
-    for (long k = 0; k < K; k++) {
-        const float *bk = b + k * ldb;
-        for (int r = 0; r < mr; r++) {
-            const float av = a[r * rsa + k * csa];
-            for (int j = 0; j < BE_NR; j++) acc[r][j] += av * bk[j];
-        }
-    }
-    for (int r = 0; r < mr; r++)
-        for (int j = 0; j < nr; j++) c[r * ldc + j] = be_epi_apply(e, acc[r][j], i0 + r, j0 + j);
-}
+#include "gemm_portable.h"
 
 void be_gemm_tile(long K, const float *a, long rsa, long csa, int mr, const float *b, long ldb, int nr, float *c,
                   long ldc, const be_epi *e, long i0, long j0) {
     be_gemm_tile_portable(K, a, rsa, csa, mr, b, ldb, nr, c, ldc, e, i0, j0);
 }
 
-void be_gemm_pack_b(long K, const float *b, long rsb, long csb, long j0, int nr, float *dst) {
-    for (long k = 0; k < K; k++) {
-        const float *src = b + k * rsb + j0 * csb;
-        float *d = dst + k * BE_NR;
-        int j = 0;
-        if (csb == 1)
-            for (; j < nr; j++) d[j] = src[j];
-        else
-            for (; j < nr; j++) d[j] = src[j * csb];
-        for (; j < BE_NR; j++) d[j] = 0.0f;
-    }
-}
-
-typedef struct {
-    long M, N, K, rsa, csa, rsb, csb, ldc, np, mp, nb, mchunks, jobs;
-    const float *a, *b;
-    float *c, *scratch;
-    const be_epi *e;
-    int a_packed, b_packed;
-} gemm_call;
-
-/* the jobs of thread t of nt */
-static void gemm_thread(const gemm_call *g, int t, int nt) {
-    const long K = g->K, M = g->M, N = g->N, np = g->np, mp = g->mp, nb = g->nb, mchunks = g->mchunks;
-    float *slice = g->scratch ? g->scratch + (long)t * be_gemm_slice(K) : 0;
-    for (long job = t; job < g->jobs; job += nt) {
-        const long blk = job / mchunks, mc = job % mchunks;
-        const long q0 = blk * nb, q1 = q0 + nb < np ? q0 + nb : np;
-        const float *bp[16];
-        long ldb[16];
-        for (long q = q0; q < q1; q++) {
-            const long j0 = q * BE_NR;
-            const int nr = (int)(N - j0 < BE_NR ? N - j0 : BE_NR);
-            ldb[q - q0] = BE_NR;
-            if (g->b_packed) {
-                bp[q - q0] = g->b + q * BE_NR * K;
-            } else if (g->csb == 1 && nr == BE_NR) {
-                bp[q - q0] = g->b + j0;
-                ldb[q - q0] = g->rsb;
-            } else {
-                bp[q - q0] = slice + (q - q0) * K * BE_NR;
-                be_gemm_pack_b(K, g->b, g->rsb, g->csb, j0, nr, slice + (q - q0) * K * BE_NR);
-            }
-        }
-        const long p0 = mp * mc / mchunks, p1 = mp * (mc + 1) / mchunks;
-        for (long p = p0; p < p1; p++) {
-            const long i0 = p * BE_MR;
-            const int mr = (int)(M - i0 < BE_MR ? M - i0 : BE_MR);
-            const float *ap = g->a_packed ? g->a + p * BE_MR * K : g->a + i0 * g->rsa;
-            const long ra = g->a_packed ? 1 : g->rsa, ca = g->a_packed ? BE_MR : g->csa;
-            for (long q = q0; q < q1; q++) {
-                const long j0 = q * BE_NR;
-                const int nr = (int)(N - j0 < BE_NR ? N - j0 : BE_NR);
-                be_gemm_tile(K, ap, ra, ca, mr, bp[q - q0], ldb[q - q0], nr, g->c + i0 * g->ldc + j0, g->ldc, g->e,
-                             i0, j0);
-            }
-        }
-    }
-}
-
-void be_gemm_f32(long M, long N, long K, const float *a, long rsa, long csa, int a_packed, const float *b, long rsb,
-                 long csb, int b_packed, float *c, long ldc, const be_epi *e, float *scratch, int threads) {
-    if (M <= 0 || N <= 0) return;
-    gemm_call g = {M, N, K, rsa, csa, rsb, csb, ldc, 0, 0, 0, 1, 0, a, b, c, scratch, e, a_packed, b_packed};
-    g.np = (N + BE_NR - 1) / BE_NR, g.mp = (M + BE_MR - 1) / BE_MR, g.nb = be_gemm_nb(K);
-    const long blocks = (g.np + g.nb - 1) / g.nb;
-    int nt = threads < BE_DENSE_MAX_THREADS ? threads : BE_DENSE_MAX_THREADS;
-    if ((double)M * N * K < 200000.0) nt = 1; /* too small to pay for waking threads */
-    /* jobs: blocks of column panels, times row chunks when the blocks alone cannot feed the threads */
-    if (nt > 1 && blocks < 2 * nt) g.mchunks = g.mp < nt ? g.mp : nt;
-    g.jobs = blocks * g.mchunks;
-    if (nt > g.jobs) nt = (int)g.jobs;
-    if (nt == 1) { /* no parallel region at all: even an inactive one costs a few hundred ns */
-        gemm_thread(&g, 0, 1);
-        return;
-    }
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int t = 0; t < nt; t++) gemm_thread(&g, t, nt);
-}
+#include "gemm_loops.h"

@@ -1,4 +1,5 @@
-/* int8 convolutions: im2col + int8 GEMM (any group, stride, dilation, padding) and a depthwise kernel.
+/* int8 convolution: im2col + int8 GEMM (any group, stride, dilation, padding); the depthwise kernel is
+ * qconv_dw.c.
  *
  * GEMM path, per image and group, Y(Mg x OH*OW) = Wg(Mg x Cg*KH*KW) * cols(Cg*KH*KW x OH*OW):
  *  1. weights were packed at lowering time as int16-pair A panels, the zero-point term folded into the bias;
@@ -6,12 +7,7 @@
  *     (raw int8, padding = x_zp) into a plain K x 16 buffer, or reads the input rows directly for unit-stride
  *     unpadded 1x1 convs, then interleaves row pairs into the B-panel layout (qgemm.h);
  *  3. each 6-row weight panel meets each column panel in the micro-kernel, requantised in registers.
- * Depthwise path, per input plane (threads over planes):
- *  1. the plane minus x_zp is written as floats into a thread buffer zeroed once (padding positions are never
- *     written), split by column phase of the stride so that every tap reads consecutive floats;
- *  2. for each of its output channels, groups of four 8-wide output runs accumulate all taps with FMAs (exact:
- *     see qconv.h), then + bias and requantise 8 lanes at a time.
- * ARM: the same steps with NEON (vld2/zip interleaves, the vmlal tile, float32x4 taps, the exact NEON rule); with
+ * ARM: the same steps with NEON (zip interleaves, the vmlal tile, the exact NEON rule); with
  * dotprod the column panels are int8 quads and each 6-row weight panel is made into quads once per job
  * (`be_qa_quads`) for the sdot tile.
  */
@@ -127,51 +123,6 @@ void be_qconv2d_i8(const int8_t *x, const int16_t *wpack, int8_t *y, const be_qe
                     const int nr = (int)(ohw - j0 < BE_QNR ? ohw - j0 : BE_QNR);
                     be_qgemm_tile(k2, wp, panels + (q - q0) * ps, mr, nr, yimg + i0 * ohw + j0, ohw, e, i0, j0);
                 }
-            }
-        }
-    }
-}
-
-/* -- depthwise ----------------------------------------------------------------------------------------------- */
-static void dw_portable_plane(const int8_t *xp, const float *wf, int8_t *yp, const be_qepi *e, const be_qconv_geo *g,
-                              int32_t x_zp, long m) {
-    for (int oy = 0; oy < g->OH; oy++)
-        for (int ox = 0; ox < g->OW; ox++) {
-            int64_t acc = 0;
-            for (int ky = 0; ky < g->KH; ky++) {
-                const int iy = oy * g->sh - g->ph + ky * g->dh;
-                if (iy < 0 || iy >= g->H) continue;
-                for (int kx = 0; kx < g->KW; kx++) {
-                    const int ix = ox * g->sw - g->pw + kx * g->dw;
-                    if (ix < 0 || ix >= g->W) continue;
-                    acc += (int64_t)(xp[(long)iy * g->W + ix] - x_zp) * (int64_t)wf[ky * g->KW + kx];
-                }
-            }
-            uint32_t v = (uint32_t)acc + (e->bias ? (uint32_t)e->bias[m] : 0u);
-            yp[(long)oy * g->OW + ox] = be_rq1((int32_t)v, e->mult[m], e->shift[m], e->lim[m], e->zp, e->lo, e->hi);
-        }
-}
-
-
-
-
-void be_qdwconv2d_i8(const int8_t *x, const float *wf, int8_t *y, const be_qepi *e, const be_qconv_geo *g,
-                     int32_t x_zp, float *scratch, int threads) {
-    const long planes = (long)g->N * g->C, hw = (long)g->H * g->W, ohw = (long)g->OH * g->OW;
-    const int mult = g->M / g->C, taps = g->KH * g->KW;
-    int nt = threads < BE_Q_MAX_THREADS ? threads : BE_Q_MAX_THREADS;
-    if ((double)g->N * g->M * ohw * taps < 100000.0) nt = 1;
-    if (nt > planes) nt = (int)planes;
-    (void)scratch;
-    (void)taps;
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (int t = 0; t < nt; t++) {
-        for (long p = t; p < planes; p += nt) {
-            const int n = (int)(p / g->C), c = (int)(p % g->C);
-            for (int k = 0; k < mult; k++) {
-                const long m = (long)c * mult + k;
-                int8_t *yp = y + ((long)n * g->M + m) * ohw;
-                dw_portable_plane(x + p * hw, wf + m * taps, yp, e, g, x_zp, m);
             }
         }
     }

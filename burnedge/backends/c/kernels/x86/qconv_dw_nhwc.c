@@ -1,23 +1,11 @@
-/* int8 convolutions with channels-last (NHWC) rows: an implicit GEMM for one group and a channel-vectorised
- * depthwise kernel, each reading an NCHW or NHWC input and writing an NCHW or NHWC output (flags: 1 = input
- * NHWC, 2 = output NHWC; lower/quantized.py decides which tensors live channels-last).
+/* int8 depthwise convolution with channels-last (NHWC) rows, vectorised along channels (be_qdwconv_nhwc_i8,
+ * multiplier 1), reading an NCHW or NHWC input and writing an NCHW or NHWC output (flags: 1 = input NHWC,
+ * 2 = output NHWC); the implicit GEMM of other convs is qconv_nhwc.c.
  *
- * Why: on the small planes of edge CNNs (25x5, 12x12, 6x6) output positions fill 16-wide column panels badly and a
- * per-plane depthwise kernel wastes most of its 8-wide runs; with rows = output pixels and columns = channels every
- * panel is full, 1x1 convs read NHWC activations in place and depthwise vectors run along channels.
+ * Why: on the small planes of edge CNNs (25x5, 12x12, 6x6) a per-plane depthwise kernel wastes most of its 8-wide
+ * runs; with rows = output pixels and columns = channels, vectors run along channels.
  *
- * GEMM (be_qconv_nhwc_i8), Y(pixels x M) = im2col(X)(pixels x KH*KW*C) * W(KH*KW*C x M), k ordered (ky, kx, c):
- *  1. per image, the input is copied once into a channels-last block padded with x_zp (the lowering folds
- *     -x_zp * sum(w) into the bias), so that a tap row of an output pixel is one run of KW*C bytes (dilation 1);
- *     NCHW inputs of 1-4 channels (stems) are interleaved with a constant stride, so the stores vectorise;
- *     a unit-stride unpadded 1x1 conv on an NHWC input skips the copy and uses the input rows in place;
- *  2. output pixels go 6 at a time (a row panel; panels are split over threads in contiguous ranges), their
- *     im2col rows gathered from the padded block into a thread buffer (runs of <= 64 bytes in 8-byte moves);
- *     the packing may read whole 16-byte blocks past a row's K (junk there meets only zero weight padding);
- *  3. `be_qgemm_panel` packs the rows and runs the int8 micro-kernel over all weight column panels (B panels
- *     packed at lowering time), requantising per column in registers; an NCHW output goes through a 6 x M tile
- *     stored transposed.
- * Depthwise (be_qdwconv_nhwc_i8, multiplier 1), per band of output rows (one band per thread and image):
+ * Per band of output rows (one band per thread and image):
  *  1. the input rows the band reads are written, minus x_zp, as floats into a zero-padded NHWC block of C8
  *     (C rounded up to 8) channels per pixel, so every tap of a pixel is at a fixed offset without bounds checks;
  *  2. 8 channels at a time, blocks of 4 output pixels accumulate every tap with float multiply-adds: integers,
@@ -36,115 +24,6 @@ static int qthreads(int threads, double work, long jobs) {
     if (work < 200000.0) nt = 1;
     if (nt > jobs) nt = (int)(jobs > 0 ? jobs : 1);
     return nt < 1 ? 1 : nt;
-}
-
-/* -- implicit GEMM ------------------------------------------------------------------------------------------- */
-/* d[j*C + c] = s[c*hw + j] for j < n, c < C (C a compile-time constant) */
-static inline __attribute__((always_inline)) void interleave(const int8_t *s, long hw, long n, const int C,
-                                                             int8_t *restrict d) {
-    for (long j = 0; j < n; j++)
-        for (int c = 0; c < C; c++) d[j * C + c] = s[c * hw + j];
-}
-
-/* the input rows and columns image xi's output reads, channels-last, x_zp outside the image: [Hp][Wp][C] */
-static void pad_copy(const int8_t *xi, int in_nhwc, const be_qconv_geo *g, int8_t pad, int8_t *xp) {
-    const long C = g->C, hw = (long)g->H * g->W, hp = be_qconv_nhwc_hp(g), wp = be_qconv_nhwc_wp(g);
-    for (long r = 0; r < hp; r++) {
-        int8_t *d = xp + r * wp * C;
-        const long iy = r - g->ph;
-        if (iy < 0 || iy >= g->H) {
-            memset(d, pad, (size_t)(wp * C));
-            continue;
-        }
-        /* columns j < pw and j >= pw + W are padding; the image's columns lie in between */
-        const long jl = g->pw < wp ? g->pw : wp, jr = g->pw + g->W < wp ? g->pw + g->W : wp;
-        memset(d, pad, (size_t)(jl * C));
-        if (jr < wp) memset(d + jr * C, pad, (size_t)((wp - jr) * C));
-        if (jr <= jl) continue;
-        if (in_nhwc) {
-            memcpy(d + jl * C, xi + (iy * g->W + jl - g->pw) * C, (size_t)((jr - jl) * C));
-        } else {
-            const int8_t *s = xi + iy * g->W + (jl - g->pw);
-            int8_t *dc = d + jl * C;
-            const long n = jr - jl;
-            switch (C) { /* stems: the planes' rows interleaved with a constant stride (vectorised stores) */
-            case 1: memcpy(dc, s, (size_t)n); break;
-            case 2: interleave(s, hw, n, 2, dc); break;
-            case 3: interleave(s, hw, n, 3, dc); break;
-            case 4: interleave(s, hw, n, 4, dc); break;
-            default:
-                for (long c = 0; c < C; c++) /* a plane's row, scattered C apart */
-                    for (long j = 0; j < n; j++) dc[j * C + c] = s[c * hw + j];
-            }
-        }
-    }
-}
-
-/* im2col rows of output pixels j0 .. j0+mr-1 from the padded copy: row r = the KH*KW taps' C channels each.
- * Runs of at most 64 bytes go in 8-byte moves that may read up to 7 bytes past the copy (its 64 slack bytes) and
- * write up to 7 past the run (overwritten by the next run, or the 64 slack bytes after the last row). */
-static void gather_rows(const int8_t *xp, const be_qconv_geo *g, long j0, int mr, int8_t *dst, long K) {
-    /* geometry in locals: int8 stores may alias the struct, so its fields would be reloaded on every store */
-    const long C = g->C, wp = be_qconv_nhwc_wp(g), run = (long)g->KW * C, OW = g->OW, KH = g->KH, KW = g->KW;
-    const long sy = (long)g->sh * wp * C, sx = (long)g->sw * C, ry = (long)g->dh * wp * C, rx = (long)g->dw * C;
-    const int one = g->dw == 1;
-    long oy = j0 / OW, ox = j0 % OW;
-    for (int r = 0; r < mr; r++) {
-        int8_t *d = dst + r * K;
-        const int8_t *s = xp + oy * sy + ox * sx;
-        for (long ky = 0; ky < KH; ky++, d += run, s += ry) {
-            if (one && run <= 64)
-                for (long o = 0; o < run; o += 8) memcpy(d + o, s + o, 8); /* short run: no libc call */
-            else if (one)
-                memcpy(d, s, (size_t)run); /* the KW taps' channels are one run */
-            else
-                for (long kx = 0; kx < KW; kx++) memcpy(d + kx * C, s + kx * rx, (size_t)C);
-        }
-        if (++ox == OW) ox = 0, oy++;
-    }
-}
-
-void be_qconv_nhwc_i8(const int8_t *x, const int8_t *bpack, int8_t *y, const be_qepi *e, const be_qconv_geo *g,
-                      int flags, int32_t x_zp, int8_t *scratch, int threads) {
-    const long C = g->C, M = g->M, K = C * g->KH * g->KW, hw = (long)g->H * g->W, ohw = (long)g->OH * g->OW;
-    const int in_nhwc = flags & 1, out_nhwc = (flags & 2) != 0;
-    const int direct = in_nhwc && g->KH == 1 && g->KW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 &&
-                       g->pw == 0 && g->OH == g->H && g->OW == g->W;
-    const long pp = (ohw + BE_QMR - 1) / BE_QMR;
-    const int nt = qthreads(threads, (double)ohw * M * K, pp);
-    int8_t *xp = scratch, *slices = scratch + be_qconv_nhwc_copy(g);
-    for (long n = 0; n < g->N; n++) {
-        const int8_t *xi = x + n * C * hw;
-        if (!direct) pad_copy(xi, in_nhwc, g, (int8_t)x_zp, xp);
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-        for (int t = 0; t < nt; t++) {
-            int8_t *rows = slices + (long)t * be_qconv_nhwc_slice(K, M);
-            int8_t *tile = rows + BE_QMR * K + 64, *apanel = tile + BE_QMR * M + 64;
-            const long b0 = pp * t / nt, b1 = pp * (t + 1) / nt;
-            for (long job = b0; job < b1; job++) {
-                const long j0 = job * BE_QMR;
-                const int mr = (int)(ohw - j0 < BE_QMR ? ohw - j0 : BE_QMR);
-                const int8_t *a = rows;
-                long lda = K, kread = K + 16; /* gathered rows: the next row or the 64 slack bytes follow */
-                if (direct) { /* rows read in place: past K only while later pixels of the image follow */
-                    const long left = (ohw - j0 - mr + 1) * C;
-                    a = xi + j0 * C;
-                    lda = C;
-                    kread = left < C + 16 ? (left > C ? left : C) : C + 16;
-                } else {
-                    gather_rows(xp, g, j0, mr, rows, K);
-                }
-                if (out_nhwc) {
-                    be_qgemm_panel(a, lda, K, kread, mr, M, bpack, y + (n * ohw + j0) * M, M, e, 0, apanel);
-                } else {
-                    be_qgemm_panel(a, lda, K, kread, mr, M, bpack, tile, M, e, 0, apanel);
-                    int8_t *yi = y + n * M * ohw + j0;
-                    for (long m = 0; m < M; m++)
-                        for (int r = 0; r < mr; r++) yi[m * ohw + r] = tile[r * M + m];
-                }
-            }
-        }
-    }
 }
 
 /* -- depthwise ----------------------------------------------------------------------------------------------- */
