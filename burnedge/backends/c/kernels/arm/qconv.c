@@ -13,48 +13,7 @@
  */
 #include "qconv.h"
 #include "arm_qgemm.h"
-
-/* im2col rows of output positions j0 .. j0+nr-1 (one image and group) as a plain K x 16 int8 block */
-static void im2col_plain(const int8_t *x, const be_qconv_geo *g, int cg, long j0, int nr, int8_t pad, int8_t *dst) {
-    const long hw = (long)g->H * g->W, k_all = (long)cg * g->KH * g->KW;
-    if (nr < BE_QNR)
-        for (long k = 0; k < k_all; k++) memset(dst + k * BE_QNR + nr, pad, BE_QNR - nr);
-    int c = 0;
-    while (c < nr) {
-        const long j = j0 + c;
-        const int oy = (int)(j / g->OW), ox = (int)(j % g->OW);
-        const int len = nr - c < g->OW - ox ? nr - c : g->OW - ox;
-        const int iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
-        int8_t *d = dst + c;
-        long k = 0;
-        for (int ci = 0; ci < cg; ci++) {
-            const int8_t *plane = x + ci * hw;
-            for (int ky = 0; ky < g->KH; ky++) {
-                const int iy = iy0 + ky * g->dh;
-                if (iy < 0 || iy >= g->H) {
-                    for (int kx = 0; kx < g->KW; kx++, k++) memset(d + k * BE_QNR, pad, (size_t)len);
-                    continue;
-                }
-                const int8_t *row = plane + (long)iy * g->W;
-                for (int kx = 0; kx < g->KW; kx++, k++) {
-                    int8_t *dk = d + k * BE_QNR;
-                    const int ix = ix0 + kx * g->dw, sw = g->sw;
-                    int t0 = ix < 0 ? (-ix + sw - 1) / sw : 0, t1 = ix < g->W ? (g->W - 1 - ix) / sw + 1 : 0;
-                    t1 = t1 < len ? t1 : len;
-                    t0 = t0 < t1 ? t0 : t1;
-                    if (t0) memset(dk, pad, (size_t)t0);
-                    const int8_t *src = row + (ix + t0 * sw);
-                    if (sw == 1)
-                        memcpy(dk + t0, src, (size_t)(t1 - t0));
-                    else
-                        for (int t = t0; t < t1; t++) dk[t] = src[(t - t0) * sw];
-                    if (len > t1) memset(dk + t1, pad, (size_t)(len - t1));
-                }
-            }
-        }
-        c += len;
-    }
-}
+#include "qconv_im2col.h"
 
 #ifdef BE_ISA_DOTPROD
 /* rows 4kq .. 4kq+3 of a K x 16 block interleaved into a quad panel: dst[kq*64 + 4c + j] = row(4kq + j)[c] */
@@ -93,69 +52,28 @@ static void interleave(const int8_t *rows, long ld, long K, int8_t *dst) {
 }
 #endif
 
-void be_qconv2d_i8(const int8_t *x, const int16_t *wpack, int8_t *y, const be_qepi *e, const be_qconv_geo *g,
-                   int32_t x_zp, int8_t *scratch, int threads) {
-    const int cg = g->C / g->G, mg = g->M / g->G;
-    const long K = (long)cg * g->KH * g->KW, k2 = (K + 1) / 2, hw = (long)g->H * g->W, ohw = (long)g->OH * g->OW;
-    const int direct = g->KH == 1 && g->KW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0 &&
-                       g->OH == g->H && g->OW == g->W;
-    const long np = (ohw + BE_QNR - 1) / BE_QNR, mp = (mg + BE_QMR - 1) / BE_QMR, nb = be_qconv_nb(K);
-    const long nblk = (np + nb - 1) / nb, blocks = (long)g->N * g->G * nblk, ps = PANEL_BYTES(K);
-    int nt = threads < BE_Q_MAX_THREADS ? threads : BE_Q_MAX_THREADS;
-    if ((double)g->N * g->M * ohw * K < 200000.0) nt = 1;
-    long mchunks = 1;
-    if (nt > 1 && blocks < 2 * nt) mchunks = mp < nt ? mp : nt;
-    const long jobs = blocks * mchunks;
-    if (nt > jobs) nt = (int)jobs;
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (int t = 0; t < nt; t++) {
-        int8_t *plain = scratch + (long)t * be_qconv_slice(K);
-        int8_t *panels = plain + K * BE_QNR, *aq = panels + nb * ps;
-        (void)aq;
-        for (long job = t; job < jobs; job += nt) {
-            const long mc = job % mchunks, rest = job / mchunks;
-            const long blk = rest % nblk, ng = rest / nblk;
-            const int n = (int)(ng / g->G), gi = (int)(ng % g->G);
-            const long q0 = blk * nb, q1 = q0 + nb < np ? q0 + nb : np;
-            const int8_t *xg = x + ((long)n * g->C + (long)gi * cg) * hw;
-            for (long q = q0; q < q1; q++) {
-                const long j0 = q * BE_QNR;
-                const int nr = (int)(ohw - j0 < BE_QNR ? ohw - j0 : BE_QNR);
-                int8_t *dst = panels + (q - q0) * ps;
-                if (direct && nr == BE_QNR) {
-                    interleave(xg + j0, hw, K, dst);
-                } else if (direct) {
-                    for (long k = 0; k < K; k++) {
-                        memcpy(plain + k * BE_QNR, xg + k * hw + j0, (size_t)nr);
-                        memset(plain + k * BE_QNR + nr, (int8_t)x_zp, BE_QNR - nr);
-                    }
-                    interleave(plain, BE_QNR, K, dst);
-                } else {
-                    im2col_plain(xg, g, cg, j0, nr, (int8_t)x_zp, plain);
-                    interleave(plain, BE_QNR, K, dst);
-                }
-            }
-            int8_t *yimg = y + (long)n * g->M * ohw;
-            const int16_t *wg = wpack + (long)gi * mp * BE_QMR * k2 * 2;
-            const long p0 = mp * mc / mchunks, p1 = mp * (mc + 1) / mchunks;
-            for (long p = p0; p < p1; p++) {
-                const long i0 = (long)gi * mg + p * BE_QMR;
-                const int mr = (int)(mg - p * BE_QMR < BE_QMR ? mg - p * BE_QMR : BE_QMR);
-                const int16_t *wp = wg + p * BE_QMR * k2 * 2;
 #ifdef BE_ISA_DOTPROD
-                be_qa_quads(wp, k2, aq);
-#endif
-                for (long q = q0; q < q1; q++) {
-                    const long j0 = q * BE_QNR;
-                    const int nr = (int)(ohw - j0 < BE_QNR ? ohw - j0 : BE_QNR);
-#ifdef BE_ISA_DOTPROD
-                    be_qgemm_tile_sdot(k2, aq, panels + (q - q0) * ps, 1, mr, nr, yimg + i0 * ohw + j0, ohw, e, i0,
-                                       j0);
-#else
-                    be_qgemm_tile(k2, wp, panels + (q - q0) * ps, mr, nr, yimg + i0 * ohw + j0, ohw, e, i0, j0);
-#endif
-                }
-            }
-        }
-    }
+static inline __attribute__((always_inline)) void weight_panel(const int16_t *wp, long k2, int8_t *aq) {
+    be_qa_quads(wp, k2, aq);
 }
+
+static inline __attribute__((always_inline)) void panel_tile(long k2, const int16_t *wp, const int8_t *aq,
+                                                            const int8_t *b, int mr, int nr, int8_t *y, long ldy,
+                                                            const be_qepi *e, long i0, long j0) {
+    (void)wp;
+    be_qgemm_tile_sdot(k2, aq, b, 1, mr, nr, y, ldy, e, i0, j0);
+}
+#else
+static inline __attribute__((always_inline)) void weight_panel(const int16_t *wp, long k2, int8_t *aq) {
+    (void)wp, (void)k2, (void)aq; /* the tile reads the int16-pair panel itself */
+}
+
+static inline __attribute__((always_inline)) void panel_tile(long k2, const int16_t *wp, const int8_t *aq,
+                                                            const int8_t *b, int mr, int nr, int8_t *y, long ldy,
+                                                            const be_qepi *e, long i0, long j0) {
+    (void)aq;
+    be_qgemm_tile(k2, wp, b, mr, nr, y, ldy, e, i0, j0);
+}
+#endif
+
+#include "qconv_loops.h"

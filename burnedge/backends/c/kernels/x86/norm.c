@@ -14,9 +14,7 @@
 #include "burnedge.h"
 #include "norm.h"
 #include "x86_simd.h"
-
-
-#define BE_LANES 256
+#include "norm_loops.h"
 
 static inline float be__hadd8(__m256 v) {
     __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -90,7 +88,6 @@ static float be__sqdev(const float *x, long n, float m, int simd) {
     return s + (((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])));
 }
 
-/* -- Softmax --------------------------------------------------------------------------------------------------- */
 static void be__softmax_row(const float *x, float *y, long n, int log_, int simd) {
     long i = 0;
     float m = -INFINITY;
@@ -123,104 +120,4 @@ static void be__softmax_row(const float *x, float *y, long n, int log_, int simd
         float inv = 1.0f / s;
         for (i = 0; i < n; i++) y[i] *= inv;
     }
-}
-
-/* lanes [0, w) of a strided softmax (row stride `inner`) */
-static void be__softmax_lanes(const float *x, float *y, long n, long inner, long w, int log_) {
-    float m[BE_LANES], s[BE_LANES];
-    for (long i = 0; i < w; i++) m[i] = -INFINITY, s[i] = 0.0f;
-    for (long r = 0; r < n; r++)
-        for (long i = 0; i < w; i++) m[i] = x[r * inner + i] > m[i] ? x[r * inner + i] : m[i];
-    for (long r = 0; r < n; r++)
-        for (long i = 0; i < w; i++) {
-            float e = expf(x[r * inner + i] - m[i]);
-            if (!log_) y[r * inner + i] = e;
-            s[i] += e;
-        }
-    for (long i = 0; i < w; i++) s[i] = log_ ? logf(s[i]) : 1.0f / s[i];
-    for (long r = 0; r < n; r++)
-        for (long i = 0; i < w; i++) {
-            long at = r * inner + i;
-            y[at] = log_ ? (x[at] - m[i]) - s[i] : y[at] * s[i];
-        }
-}
-
-static void be__softmax(const float *x, float *y, long outer, long n, long inner, int log_, int threads, int simd) {
-    if (inner == 1) {
-        BE_PARALLEL_FOR(threads > 1 && outer > 1 && outer * n > 16384)
-        for (long o = 0; o < outer; o++) be__softmax_row(x + o * n, y + o * n, n, log_, simd);
-        return;
-    }
-    long blocks = (inner + BE_LANES - 1) / BE_LANES;
-    BE_PARALLEL_FOR(threads > 1 && outer * blocks > 1 && outer * n * inner > 16384)
-    for (long t = 0; t < outer * blocks; t++) {
-        long o = t / blocks, b0 = (t % blocks) * BE_LANES;
-        long w = inner - b0 < BE_LANES ? inner - b0 : BE_LANES;
-        be__softmax_lanes(x + o * n * inner + b0, y + o * n * inner + b0, n, inner, w, log_);
-    }
-}
-
-void be_softmax_f32(const float *x, float *y, long outer, long n, long inner, int log_, int threads) {
-    be__softmax(x, y, outer, n, inner, log_, threads, 1);
-}
-
-void be_softmax_f32_portable(const float *x, float *y, long outer, long n, long inner, int log_, int threads) {
-    be__softmax(x, y, outer, n, inner, log_, threads, 0);
-}
-
-/* -- LayerNorm / GroupNorm ------------------------------------------------------------------------------------- */
-static void be__layernorm(const float *x, float *y, const float *scale, const float *bias, float *mean,
-                          float *inv_std, long rows, long d, float eps, int threads, int simd) {
-    BE_PARALLEL_FOR(threads > 1 && rows > 1 && rows * d > 16384)
-    for (long r = 0; r < rows; r++) {
-        const float *xr = x + r * d;
-        float *yr = y + r * d;
-        float m = be__sum(xr, d, simd) / (float)d;
-        float inv = 1.0f / sqrtf(be__sqdev(xr, d, m, simd) / (float)d + eps);
-        if (bias)
-            for (long i = 0; i < d; i++) yr[i] = ((xr[i] - m) * inv) * scale[i] + bias[i];
-        else
-            for (long i = 0; i < d; i++) yr[i] = ((xr[i] - m) * inv) * scale[i];
-        if (mean) mean[r] = m;
-        if (inv_std) inv_std[r] = inv;
-    }
-}
-
-void be_layernorm_f32(const float *x, float *y, const float *scale, const float *bias, float *mean, float *inv_std,
-                      long rows, long d, float eps, int threads) {
-    be__layernorm(x, y, scale, bias, mean, inv_std, rows, d, eps, threads, 1);
-}
-
-void be_layernorm_f32_portable(const float *x, float *y, const float *scale, const float *bias, float *mean,
-                               float *inv_std, long rows, long d, float eps, int threads) {
-    be__layernorm(x, y, scale, bias, mean, inv_std, rows, d, eps, threads, 0);
-}
-
-static void be__groupnorm(const float *x, float *y, const float *scale, const float *bias, long n, long groups,
-                          long cpg, long size, float eps, int threads, int simd) {
-    long len = cpg * size;
-    BE_PARALLEL_FOR(threads > 1 && n * groups > 1 && n * groups * len > 16384)
-    for (long t = 0; t < n * groups; t++) {
-        const float *xg = x + t * len;
-        float *yg = y + t * len;
-        float m = be__sum(xg, len, simd) / (float)len;
-        float inv = 1.0f / sqrtf(be__sqdev(xg, len, m, simd) / (float)len + eps);
-        for (long c = 0; c < cpg; c++) {
-            long ch = (t % groups) * cpg + c;
-            float s = scale[ch], b = bias[ch];
-            const float *xc = xg + c * size;
-            float *yc = yg + c * size;
-            for (long i = 0; i < size; i++) yc[i] = ((xc[i] - m) * inv) * s + b;
-        }
-    }
-}
-
-void be_groupnorm_f32(const float *x, float *y, const float *scale, const float *bias, long n, long groups,
-                      long cpg, long size, float eps, int threads) {
-    be__groupnorm(x, y, scale, bias, n, groups, cpg, size, eps, threads, 1);
-}
-
-void be_groupnorm_f32_portable(const float *x, float *y, const float *scale, const float *bias, long n,
-                               long groups, long cpg, long size, float eps, int threads) {
-    be__groupnorm(x, y, scale, bias, n, groups, cpg, size, eps, threads, 0);
 }

@@ -14,12 +14,7 @@
 #include "reduce.h"
 #include "x86_simd.h"
 
-
-#define BE_BLOCK 256
-
-static inline float be__hsum8(const float *a) {
-    return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
-}
+static inline float be__hsum8(const float *a); /* reduce_loops.h */
 
 /* sum of pre(x[0..n)) */
 static float be__row_sum(const float *x, long n, int pre, int simd) {
@@ -82,100 +77,4 @@ static float be__row_max(const float *x, long n, int is_min, int simd) {
     return nan ? NAN : m;
 }
 
-static float be__row_lse(const float *x, long stride, long n) {
-    float m = -INFINITY;
-    int nan = 0;
-    for (long i = 0; i < n; i++) {
-        float v = x[i * stride];
-        nan |= v != v;
-        m = v > m ? v : m;
-    }
-    if (nan) return NAN;
-    if (!isfinite(m)) m = 0.0f;
-    float s = 0.0f;
-    for (long i = 0; i < n; i++) s += expf(x[i * stride] - m);
-    return logf(s) + m;
-}
-
-static float be__row(const float *x, long n, int pre, int comb, int simd) {
-    switch (comb) {
-    case BE_RED_SUM: return be__row_sum(x, n, pre, simd);
-    case BE_RED_MAX: return be__row_max(x, n, 0, simd);
-    case BE_RED_MIN: return be__row_max(x, n, 1, simd);
-    case BE_RED_LSE: return be__row_lse(x, 1, n);
-    default: {
-        float p = 1.0f;
-        for (long i = 0; i < n; i++) p *= x[i];
-        return p;
-    }
-    }
-}
-
-/* lanes [0, m) of y (stride 1) combined over n rows of x (row stride `inner`) */
-static void be__lanes(const float *x, float *y, long n, long inner, long m, int pre, int comb) {
-    if (comb == BE_RED_LSE) {
-        for (long i = 0; i < m; i++) y[i] = be__row_lse(x + i, inner, n);
-        return;
-    }
-    float id = comb == BE_RED_MAX ? -INFINITY : comb == BE_RED_MIN ? INFINITY : comb == BE_RED_PROD ? 1.0f : 0.0f;
-    for (long i = 0; i < m; i++) y[i] = id;
-    for (long r = 0; r < n; r++) {
-        const float *xr = x + r * inner;
-        switch (comb) {
-        case BE_RED_SUM:
-            if (pre == BE_PRE_SQUARE)
-                for (long i = 0; i < m; i++) y[i] += xr[i] * xr[i];
-            else if (pre == BE_PRE_ABS)
-                for (long i = 0; i < m; i++) y[i] += fabsf(xr[i]);
-            else
-                for (long i = 0; i < m; i++) y[i] += xr[i];
-            break;
-        case BE_RED_MAX:
-            for (long i = 0; i < m; i++) y[i] = (xr[i] > y[i] || xr[i] != xr[i]) ? xr[i] : y[i];
-            break;
-        case BE_RED_MIN:
-            for (long i = 0; i < m; i++) y[i] = (xr[i] < y[i] || xr[i] != xr[i]) ? xr[i] : y[i];
-            break;
-        default:
-            for (long i = 0; i < m; i++) y[i] *= xr[i];
-        }
-    }
-}
-
-static inline float be__post(float v, int post, float divisor) {
-    switch (post) {
-    case BE_POST_SQRT: return sqrtf(v);
-    case BE_POST_LOG: return logf(v);
-    case BE_POST_DIV: return v / divisor;
-    default: return v;
-    }
-}
-
-static void be__reduce_f32(const float *x, float *y, long outer, long n, long inner, int pre, int comb, int post,
-                           float divisor, int threads, int simd) {
-    if (inner == 1) {
-        BE_PARALLEL_FOR(threads > 1 && outer > 1 && outer * n > 32768)
-        for (long o = 0; o < outer; o++) y[o] = be__post(be__row(x + o * n, n, pre, comb, simd), post, divisor);
-        return;
-    }
-    long blocks = (inner + BE_BLOCK - 1) / BE_BLOCK;
-    BE_PARALLEL_FOR(threads > 1 && outer * blocks > 1 && outer * n * inner > 32768)
-    for (long t = 0; t < outer * blocks; t++) {
-        long o = t / blocks, b0 = (t % blocks) * BE_BLOCK;
-        long m = inner - b0 < BE_BLOCK ? inner - b0 : BE_BLOCK;
-        float *yb = y + o * inner + b0;
-        be__lanes(x + o * n * inner + b0, yb, n, inner, m, pre, comb);
-        if (post != BE_POST_NONE)
-            for (long i = 0; i < m; i++) yb[i] = be__post(yb[i], post, divisor);
-    }
-}
-
-void be_reduce_f32(const float *x, float *y, long outer, long n, long inner, int pre, int comb, int post,
-                   float divisor, int threads) {
-    be__reduce_f32(x, y, outer, n, inner, pre, comb, post, divisor, threads, 1);
-}
-
-void be_reduce_f32_portable(const float *x, float *y, long outer, long n, long inner, int pre, int comb, int post,
-                            float divisor, int threads) {
-    be__reduce_f32(x, y, outer, n, inner, pre, comb, post, divisor, threads, 0);
-}
+#include "reduce_loops.h"
