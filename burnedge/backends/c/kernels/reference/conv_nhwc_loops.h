@@ -1,0 +1,64 @@
+/* Internal to the kernel sets: the driver of conv_nhwc.c (reference/conv_nhwc.c has the algorithm), after the
+ * set's run_any (conv_nhwc_jobs.h). */
+#ifndef BURNEDGE_CONV_NHWC_LOOPS_H
+#define BURNEDGE_CONV_NHWC_LOOPS_H
+
+#include "conv_nhwc_jobs.h"
+
+static void conv_nhwc(const float *x, const float *wpack, float *y, const be_epi *e, const be_conv_geo *g, int flags,
+                      float *scratch, int threads, int portable) {
+    conv_job q;
+    q.K = (long)g->C * g->KH * g->KW, q.M = g->M, q.ohw = (long)g->OH * g->OW;
+    q.hp = be_conv_nhwc_hp(g), q.wp = be_conv_nhwc_wp(g), q.out_nhwc = (flags & BE_OUT_NHWC) != 0;
+    q.wpack = wpack, q.y = y;
+    float *s = scratch;
+    if (be_conv_nhwc_padded(g, flags)) {
+        const long img = q.hp * q.wp * g->C, chw = (long)g->C * g->H * g->W;
+        for (int n = 0; n < g->N; n++) be_nhwc_pad_image(x + n * chw, flags & BE_IN_NHWC, g, q.hp, q.wp, s + n * img);
+        q.xp = s;
+        s += (g->N * img + 15) / 16 * 16;
+    } else {
+        q.xp = x;
+    }
+    int *koff = (int *)s;
+    for (int ky = 0, k = 0; ky < g->KH; ky++)
+        for (int kx = 0; kx < g->KW; kx++) {
+            const long tap = ((long)ky * g->dh * q.wp + (long)kx * g->dw) * g->C;
+            for (int c = 0; c < g->C; c++, k++) koff[k] = (int)(tap + c);
+        }
+    q.koff = koff, q.slices = s + (q.K + 15) / 16 * 16, q.slice = 8 * BE_NR;
+    q.rows = q.M <= 8 ? 8 : BE_MR;
+    q.mp = (q.ohw + q.rows - 1) / q.rows, q.np = (q.M + BE_NR - 1) / BE_NR;
+    int nt = threads < BE_DENSE_MAX_THREADS ? threads : BE_DENSE_MAX_THREADS;
+    if ((double)g->N * q.ohw * q.M * q.K < 200000.0) nt = 1;
+    /* jobs: (image, row panel, block of column panels); blocks only when row panels cannot feed the threads */
+    q.ncb = 1, q.pmajor = q.mp <= 16 && q.np > 1;
+    if (q.pmajor) /* a weight panel meets every row panel while it is in L1 */
+        q.ncb = q.np;
+    else if (nt > 1 && g->N * q.mp < 4 * nt)
+        q.ncb = q.np < nt ? q.np : nt;
+    q.jobs = g->N * q.mp * q.ncb;
+    if (nt > q.jobs) nt = (int)q.jobs;
+    /* the fast epilogue: alpha = beta = 1, a per-column bias, an NHWC residual, a vector activation */
+    const int fast = e->alpha == 1.0f && (!e->add0 || (e->beta0 == 1.0f && e->rs0 == 0 && e->cs0 == 1)) &&
+                     (!e->add1 || (e->rs1 == q.M && e->cs1 == 1)) && e->act <= BE_ACT_CLIP;
+    const int act = portable ? -2 : fast ? e->act : -1;
+    if (nt == 1) { /* no parallel region at all: even an inactive one costs a few hundred ns */
+        run_any(&q, g, e, 0, 0, q.jobs, act);
+        return;
+    }
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int t = 0; t < nt; t++) run_any(&q, g, e, t, q.jobs * t / nt, q.jobs * (t + 1) / nt, act);
+}
+
+void be_conv_nhwc_f32(const float *x, const float *wpack, float *y, const be_epi *e, const be_conv_geo *g, int flags,
+                      float *scratch, int threads) {
+    conv_nhwc(x, wpack, y, e, g, flags, scratch, threads, 0);
+}
+
+void be_conv_nhwc_f32_portable(const float *x, const float *wpack, float *y, const be_epi *e, const be_conv_geo *g,
+                               int flags, float *scratch, int threads) {
+    conv_nhwc(x, wpack, y, e, g, flags, scratch, threads, 1);
+}
+
+#endif
