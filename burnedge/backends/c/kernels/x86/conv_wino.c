@@ -20,189 +20,44 @@
 #include "conv.h"
 #include "x86_conv_tile.h"
 
-/* V = B^T d B of 8 channels: d[i*4 + j] the patch rows i, columns j; v[xi] with xi = i*4 + j */
-#define WINO_IN(T, ADD, SUB)                                                                                         \
-    do {                                                                                                             \
-        T t[16];                                                                                                     \
-        for (int j = 0; j < 4; j++) {                                                                                \
-            t[0 + j] = SUB(d[0 + j], d[8 + j]);                                                                      \
-            t[4 + j] = ADD(d[4 + j], d[8 + j]);                                                                      \
-            t[8 + j] = SUB(d[8 + j], d[4 + j]);                                                                      \
-            t[12 + j] = SUB(d[4 + j], d[12 + j]);                                                                    \
-        }                                                                                                            \
-        for (int i = 0; i < 4; i++) {                                                                                \
-            v[i * 4 + 0] = SUB(t[i * 4 + 0], t[i * 4 + 2]);                                                          \
-            v[i * 4 + 1] = ADD(t[i * 4 + 1], t[i * 4 + 2]);                                                          \
-            v[i * 4 + 2] = SUB(t[i * 4 + 2], t[i * 4 + 1]);                                                          \
-            v[i * 4 + 3] = SUB(t[i * 4 + 1], t[i * 4 + 3]);                                                          \
-        }                                                                                                            \
-    } while (0)
-
-/* Y = A^T m A: y[a*2 + b] for the 2x2 block */
-#define WINO_OUT(T, ADD, SUB)                                                                                        \
-    do {                                                                                                             \
-        T s0[4], s1[4];                                                                                              \
-        for (int j = 0; j < 4; j++) {                                                                                \
-            s0[j] = ADD(ADD(m[j], m[4 + j]), m[8 + j]);                                                              \
-            s1[j] = SUB(SUB(m[4 + j], m[8 + j]), m[12 + j]);                                                         \
-        }                                                                                                            \
-        y[0] = ADD(ADD(s0[0], s0[1]), s0[2]);                                                                        \
-        y[1] = SUB(SUB(s0[1], s0[2]), s0[3]);                                                                        \
-        y[2] = ADD(ADD(s1[0], s1[1]), s1[2]);                                                                        \
-        y[3] = SUB(SUB(s1[1], s1[2]), s1[3]);                                                                        \
-    } while (0)
-
-#define F_ADD(a, b) ((a) + (b))
-#define F_SUB(a, b) ((a) - (b))
-
-typedef struct {
-    const float *xp, *upack;
-    float *y, *slices;
-    const be_epi *e;
-    const be_conv_geo *g;
-    long C, M, np, tx, tiles, mp, jobs, wp, hp, slice;
-    int out_nhwc, portable;
-} wino_call;
-
-/* the 6 (mr) patches of panel p of image n into v (16 x 6 x C) */
-static void transform_in(const wino_call *w, const float *xi, long p, int mr, float *vb) {
-    const long C = w->C, wp = w->wp;
-    for (int r = 0; r < mr; r++) {
-        const long t = p * BE_MR + r, ty = t / w->tx, tx = t % w->tx;
-        const float *base = xi + (2 * ty * wp + 2 * tx) * C;
-        for (long c = 0; c < C; c += 8) {
-            if (!w->portable) {
-                __m256 d[16], v[16];
-                for (int i = 0; i < 4; i++)
-                    for (int j = 0; j < 4; j++) d[i * 4 + j] = _mm256_loadu_ps(base + (i * wp + j) * C + c);
-                WINO_IN(__m256, _mm256_add_ps, _mm256_sub_ps);
-                for (int xi_ = 0; xi_ < 16; xi_++) _mm256_storeu_ps(vb + (xi_ * BE_MR + r) * C + c, v[xi_]);
-                continue;
-            }
-            for (int l = 0; l < 8; l++) {
-                float d[16], v[16];
-                for (int i = 0; i < 4; i++)
-                    for (int j = 0; j < 4; j++) d[i * 4 + j] = base[(i * wp + j) * C + c + l];
-                WINO_IN(float, F_ADD, F_SUB);
-                for (int xi_ = 0; xi_ < 16; xi_++) vb[(xi_ * BE_MR + r) * C + c + l] = v[xi_];
-            }
-        }
+/* transform_in, 8 channels of patch r at base + c: a vector path (continue), else the portable one */
+#define WINO_IN_VEC()                                                                                                  \
+    if (!w->portable) {                                                                                                \
+        __m256 d[16], v[16];                                                                                           \
+        for (int i = 0; i < 4; i++)                                                                                    \
+            for (int j = 0; j < 4; j++) d[i * 4 + j] = _mm256_loadu_ps(base + (i * wp + j) * C + c);                   \
+        WINO_IN(__m256, _mm256_add_ps, _mm256_sub_ps);                                                                 \
+        for (int xi_ = 0; xi_ < 16; xi_++) _mm256_storeu_ps(vb + (xi_ * BE_MR + r) * C + c, v[xi_]);                   \
+        continue;                                                                                                      \
     }
-}
 
-/* the output blocks of panel p, channels jc .. jc+nr-1, from mb (16 x 6 x 16 raw products) */
-static void transform_out(const wino_call *w, const be_epi *ep, float *yi, long p, int mr, long jc, int nr,
-                          const float *mb) {
-    const be_conv_geo *g = w->g;
-    const long M = w->M, ohw = (long)g->OH * g->OW;
-    for (int r = 0; r < mr; r++) {
-        const long t = p * BE_MR + r, ty = t / w->tx, tx = t % w->tx;
-        for (int h = 0; h < nr; h += 8) {
-            const int n = nr - h < 8 ? nr - h : 8;
-            float ys[4][8];
-            if (!w->portable) {
-                __m256 m[16], y[4];
-                for (int xi_ = 0; xi_ < 16; xi_++) m[xi_] = _mm256_loadu_ps(mb + (xi_ * BE_MR + r) * BE_NR + h);
-                WINO_OUT(__m256, _mm256_add_ps, _mm256_sub_ps);
-                for (int a = 0; a < 2; a++)
-                    for (int b = 0; b < 2; b++) {
-                        const long oy = 2 * ty + a, ox = 2 * tx + b, pix = oy * g->OW + ox;
-                        if (oy >= g->OH || ox >= g->OW) continue;
-                        float *dst = w->out_nhwc ? yi + pix * M + jc + h : ys[a * 2 + b];
-                        be_epi8_store(dst, y[a * 2 + b], ep, pix, jc + h, n);
-                    }
-            } else
-            {
-                for (int l = 0; l < n; l++) {
-                    float m[16], y[4];
-                    for (int xi_ = 0; xi_ < 16; xi_++) m[xi_] = mb[(xi_ * BE_MR + r) * BE_NR + h + l];
-                    WINO_OUT(float, F_ADD, F_SUB);
-                    for (int a = 0; a < 2; a++)
-                        for (int b = 0; b < 2; b++) {
-                            const long oy = 2 * ty + a, ox = 2 * tx + b, pix = oy * g->OW + ox;
-                            if (oy >= g->OH || ox >= g->OW) continue;
-                            const float v = be_epi_apply(ep, y[a * 2 + b], pix, jc + h + l);
-                            if (w->out_nhwc)
-                                yi[pix * M + jc + h + l] = v;
-                            else
-                                ys[a * 2 + b][l] = v;
-                        }
-                }
-            }
-            if (!w->out_nhwc)
-                for (int a = 0; a < 2; a++)
-                    for (int b = 0; b < 2; b++) {
-                        const long oy = 2 * ty + a, ox = 2 * tx + b;
-                        if (oy >= g->OH || ox >= g->OW) continue;
-                        for (int l = 0; l < n; l++) yi[(jc + h + l) * ohw + oy * g->OW + ox] = ys[a * 2 + b][l];
-                    }
-        }
-    }
-}
+/* transform_out, the n <= 8 columns h.. of patch r: a vector path, `else` the portable one */
+#define WINO_OUT_VEC()                                                                                                 \
+    if (!w->portable) {                                                                                                \
+        __m256 m[16], y[4];                                                                                            \
+        for (int xi_ = 0; xi_ < 16; xi_++) m[xi_] = _mm256_loadu_ps(mb + (xi_ * BE_MR + r) * BE_NR + h);               \
+        WINO_OUT(__m256, _mm256_add_ps, _mm256_sub_ps);                                                                \
+        for (int a = 0; a < 2; a++)                                                                                    \
+            for (int b = 0; b < 2; b++) {                                                                              \
+                const long oy = 2 * ty + a, ox = 2 * tx + b, pix = oy * g->OW + ox;                                    \
+                if (oy >= g->OH || ox >= g->OW) continue;                                                              \
+                float *dst = w->out_nhwc ? yi + pix * M + jc + h : ys[a * 2 + b];                                      \
+                be_epi8_store(dst, y[a * 2 + b], ep, pix, jc + h, n);                                                  \
+            }                                                                                                          \
+    } else
 
-
-static void wino_thread(const wino_call *w, int t, int nt) {
-    const be_conv_geo *g = w->g;
-    const long C = w->C, ohw = (long)g->OH * g->OW;
-    float *vb = w->slices + t * w->slice, *mb = vb + 16 * BE_MR * C;
+/* wino_thread's locals of a vector path */
+#define WINO_LOCALS()                                                                                                  \
     const be_epi none = {1.0f, 1.0f, 0, 0, 0, 0, 0, 0, BE_ACT_NONE, 0.0f, 0.0f};
-    for (long job = w->jobs * t / nt; job < w->jobs * (t + 1) / nt; job++) {
-        const long n = job / w->mp, p = job % w->mp;
-        const int mr = (int)(w->tiles - p * BE_MR < BE_MR ? w->tiles - p * BE_MR : BE_MR);
-        transform_in(w, w->xp + n * w->hp * w->wp * C, p, mr, vb);
-        be_epi ep = *w->e;
-        if (ep.add1) ep.add1 += n * w->M * ohw;
-        float *yi = w->y + n * w->M * ohw;
-        for (long q = 0; q < w->np; q++) {
-            const long jc = q * BE_NR;
-            const int nr = (int)(w->M - jc < BE_NR ? w->M - jc : BE_NR);
-            for (int xi_ = 0; xi_ < 16; xi_++) {
-                const float *a = vb + xi_ * BE_MR * C, *b = w->upack + (xi_ * w->np + q) * BE_NR * C;
-                const float *base[8] = {a, a + C, a + 2 * C, a + 3 * C, a + 4 * C, a + 5 * C, a, a};
-                if (!w->portable) { /* rows past mr hold stale patches: computed, never stored */
-                    tile_avx2(C, 0, base, BE_MR, b, BE_NR, mb + xi_ * BE_MR * BE_NR, BE_NR, &none, 0, 0, BE_ACT_NONE,
-                              C, 2, 6);
-                    continue;
-                }
-                for (int r = 0; r < mr; r++) /* portable: row by row, k the identity */
-                    for (int j = 0; j < BE_NR; j++) {
-                        float acc = 0.0f;
-                        for (long k = 0; k < C; k++) acc += base[r][k] * b[k * BE_NR + j];
-                        mb[(xi_ * BE_MR + r) * BE_NR + j] = acc;
-                    }
-            }
-            transform_out(w, &ep, yi, p, mr, jc, nr, mb);
-        }
+
+#define WINO_PANEL_VEC()
+
+/* product xi_ of panel q: a vector tile (continue), else the portable loop */
+#define WINO_PRODUCT_VEC()                                                                                             \
+    if (!w->portable) { /* rows past mr hold stale patches: computed, never stored */                                  \
+        tile_avx2(C, 0, base, BE_MR, b, BE_NR, mb + xi_ * BE_MR * BE_NR, BE_NR, &none, 0, 0, BE_ACT_NONE,              \
+                  C, 2, 6);                                                                                            \
+        continue;                                                                                                      \
     }
-}
 
-static void wino(const float *x, const float *upack, float *y, const be_epi *e, const be_conv_geo *g, int flags,
-                 float *scratch, int threads, int portable) {
-    wino_call w = {.upack = upack, .y = y, .e = e, .g = g, .C = g->C, .M = g->M, .portable = portable};
-    w.out_nhwc = (flags & BE_OUT_NHWC) != 0;
-    w.np = (w.M + BE_NR - 1) / BE_NR, w.tx = (g->OW + 1) / 2, w.tiles = w.tx * ((g->OH + 1) / 2);
-    w.mp = (w.tiles + BE_MR - 1) / BE_MR, w.jobs = (long)g->N * w.mp;
-    w.hp = be_conv_wino_hp(g), w.wp = be_conv_wino_wp(g), w.slice = be_conv_wino_slice(g);
-    const long img = w.hp * w.wp * w.C;
-    for (int n = 0; n < g->N; n++)
-        be_nhwc_pad_image(x + n * w.C * g->H * g->W, flags & BE_IN_NHWC, g, w.hp, w.wp, scratch + n * img);
-    w.xp = scratch, w.slices = scratch + (g->N * img + 15) / 16 * 16;
-    int nt = threads < BE_DENSE_MAX_THREADS ? threads : BE_DENSE_MAX_THREADS;
-    if (nt > w.jobs) nt = (int)w.jobs;
-    if (nt <= 1) {
-        wino_thread(&w, 0, 1);
-        return;
-    }
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int t = 0; t < nt; t++) wino_thread(&w, t, nt);
-}
-
-void be_conv_wino_f32(const float *x, const float *upack, float *y, const be_epi *e, const be_conv_geo *g, int flags,
-                      float *scratch, int threads) {
-    wino(x, upack, y, e, g, flags, scratch, threads, 0);
-}
-
-void be_conv_wino_f32_portable(const float *x, const float *upack, float *y, const be_epi *e, const be_conv_geo *g,
-                               int flags, float *scratch, int threads) {
-    wino(x, upack, y, e, g, flags, scratch, threads, 1);
-}
+#include "conv_wino_loops.h"
