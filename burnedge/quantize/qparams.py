@@ -147,10 +147,12 @@ def activation_qparams(lo: float, hi: float, qmin: int = INT8_MIN, qmax: int = I
     return QParams(scale, zp, _INT8, None, qmin, qmax)
 
 
-def weight_qparams(w: np.ndarray, axis: int = 0) -> QParams:
+def weight_qparams(w: np.ndarray, axis: int = 0, min_scale: np.ndarray | float | None = None) -> QParams:
     """Symmetric per-output-channel parameters: zero point 0, range [-127, 127], ``scale_c = max|w_c| / 127``.
 
     A channel of zeros gets scale 1 (any scale represents it; 1 keeps its bias scale ``s_in * s_w`` sane).
+    `min_scale` (a scalar or one value per channel) floors the scales: `accumulators.weight_floor` gives the floor
+    that keeps the int32 bias and accumulators representable.
     """
     w = np.asarray(w)
     if w.ndim == 0:
@@ -161,8 +163,10 @@ def weight_qparams(w: np.ndarray, axis: int = 0) -> QParams:
         bad = np.flatnonzero(~np.all(np.isfinite(wf), axis=1))
         raise ValueError(f"weights are not finite in channel(s) {bad[:8].tolist()}")
     amax = np.abs(wf).max(axis=1) if wf.shape[1] else np.zeros(wf.shape[0])
-    scale = np.where(amax > 0, _scale(amax / 127.0), np.float32(1.0)).astype(np.float32)
-    return QParams(scale, 0, _INT8, axis, -127, 127)
+    scale = np.where(amax > 0, amax / 127.0, 1.0)
+    if min_scale is not None:
+        scale = np.maximum(scale, np.broadcast_to(np.asarray(min_scale, np.float64), scale.shape))
+    return QParams(_scale(scale), 0, _INT8, axis, -127, 127)
 
 
 def bias_qparams(input_scale: float | np.ndarray, weight: QParams) -> QParams:

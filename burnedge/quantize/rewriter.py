@@ -100,6 +100,10 @@ class Rewrite:
             self._aqp[name] = activation_qparams(*self.ranges[name])
         return self._aqp[name]
 
+    def int8_qp(self, name: str) -> QParams:
+        """The qparams of the int8 form of activation `name`, made or to be made by `int8` (emits nothing)."""
+        return self.q[name][1] if name in self.q else self.act_qp(name)
+
     def sole_reader(self, name: str) -> Node | None:
         if name in self.src.outputs:
             return None

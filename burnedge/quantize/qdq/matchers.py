@@ -18,6 +18,7 @@ from ...ir import Node
 from ...ops import tagged
 from ...ops.fixedpoint import add_multipliers, requant_multiplier
 from ...passes._match import origin_of
+from ..accumulators import overflow_reason
 from ..qparams import QParams, quantize
 from ..rewriter import burnedge_op
 from ..rules.activations import SOFTMAX_SCALE, SOFTMAX_ZERO_POINT, softmax_table
@@ -32,6 +33,11 @@ _I8 = np.dtype(np.int8)
 
 
 Match = tuple[list[Node], list[Node]] | str
+
+
+def _overflows(w: np.ndarray, bias: np.ndarray, x: Act, axis: int) -> str | None:
+    """Why the given int8 weights and bias can overflow the int32 accumulators on x's int8 range, or None."""
+    return overflow_reason(w, bias, QParams(np.float32(x.scale), x.zero_point), axis)
 
 
 def _qconv_node(f: Folder, node: Node, x: Act, w: np.ndarray, s_w: np.ndarray, bias: np.ndarray, tail) -> Node:
@@ -65,6 +71,9 @@ def _match_conv(f: Folder, node: Node) -> Match:
     bias = f.bias_int32(b, x.scale, qw[1])
     if isinstance(bias, str):
         return bias
+    why = _overflows(qw[0], bias, x, 0)
+    if why is not None:
+        return why
     return [_qconv_node(f, node, x, qw[0], qw[1], bias, tail)], tail[0]
 
 
@@ -121,6 +130,9 @@ def _match_gemm(f: Folder, node: Node) -> Match:
     bias = f.bias_int32(c, a.scale, qb[1])
     if isinstance(bias, str):
         return bias
+    why = _overflows(qb[0], bias, a, 1)
+    if why is not None:
+        return why
     folded, y, lo, hi = tail
     m, s = requant_multiplier(a.scale, qb[1], y.scale)
     attrs = {

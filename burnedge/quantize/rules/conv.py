@@ -1,5 +1,6 @@
 """int8 rule of Conv and FusedConv: QConv with per-output-channel weights, an int32 bias and the activation as a
-clamp (Relu, Clip, or a Relu / Clip reading its output alone)."""
+clamp (Relu, Clip, or a Relu / Clip reading its output alone). Weight scales are floored so the bias and the
+accumulators provably fit int32 (`accumulators.py`); a layer that cannot fit stays float."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import numpy as np
 
 from ...ir import Node
 from ...ops.fixedpoint import requant_multiplier
-from ..qparams import quantize, quantize_bias, weight_qparams
+from ..accumulators import int8_weights
 from ..rewriter import INT8, Rewrite, burnedge_op
 from .base import CONV_ATTRS, epilogue, float_outputs, ints, rule
 
@@ -26,13 +27,15 @@ def conv(rw: Rewrite, node: Node) -> str | None:
         return "weights or bias computed at run time"
     if not (rw.is_activation(x) and rw.has_range(x) and float_outputs(rw, node)):
         return "its input or output is not a calibrated float tensor"
+    bias = np.asarray(rw.const(b), np.float32).reshape(-1) if b else None
+    got = int8_weights(np.asarray(rw.const(w), np.float32), bias, rw.int8_qp(x), axis=0)
+    if isinstance(got, str):
+        return got
+    wq, wqp, qb = got
     out, qp_y, y_min, y_max, folded = epilogue(rw, node)
-    wf = np.asarray(rw.const(w), np.float32)
-    wqp = weight_qparams(wf, axis=0)
     qx, qp_x = rw.int8(x)
-    inputs = [qx, rw.add_const(f"{w}/int8", quantize(wf, wqp))]
-    if b:
-        qb, _ = quantize_bias(np.asarray(rw.const(b), np.float32), qp_x.scale, wqp)
+    inputs = [qx, rw.add_const(f"{w}/int8", wq)]
+    if qb is not None:
         inputs.append(rw.add_const(f"{b}/int32", qb))
     m, shift = requant_multiplier(qp_x.scale, wqp.scale, qp_y.scale)
     attrs = {k: node.attrs[k] for k in CONV_ATTRS if k in node.attrs}

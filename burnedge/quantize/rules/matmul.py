@@ -1,5 +1,6 @@
 """int8 rule of Gemm, MatMul, FusedGemm and FusedMatMul: QMatMul when the weights are constant (transposed as
-needed), with an int32 bias and the activation as a clamp."""
+needed), with an int32 bias and the activation as a clamp. Weight scales are floored so the bias and the
+accumulators provably fit int32 (`accumulators.py`); a layer that cannot fit stays float."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import numpy as np
 
 from ...ir import Node
 from ...ops.fixedpoint import requant_multiplier
-from ..qparams import quantize, quantize_bias, weight_qparams
+from ..accumulators import int8_weights
 from ..rewriter import INT8, Rewrite, burnedge_op
 from .base import epilogue, float_outputs, ints, rule
 
@@ -60,12 +61,14 @@ def matmul(rw: Rewrite, node: Node) -> str | None:
     if not (rw.is_activation(a) and rw.has_range(a) and float_outputs(rw, node)) or len(rw.value(a).shape) < 2:
         return "its input or output is not a calibrated float tensor of rank >= 2"
     w, bias = got
+    safe = int8_weights(w, bias, rw.int8_qp(a), axis=1)
+    if isinstance(safe, str):
+        return safe
+    wq, wqp, qb = safe
     out, qp_y, y_min, y_max, folded = epilogue(rw, node)
-    wqp = weight_qparams(w, axis=1)
     qa, qp_a = rw.int8(a)
-    inputs = [qa, rw.add_const(f"{node.inputs[1]}/int8", quantize(w, wqp))]
-    if bias is not None:
-        qb, _ = quantize_bias(bias, qp_a.scale, wqp)
+    inputs = [qa, rw.add_const(f"{node.inputs[1]}/int8", wq)]
+    if qb is not None:
         inputs.append(rw.add_const(f"{node.name}/bias_int32", qb))
     m, shift = requant_multiplier(qp_a.scale, wqp.scale, qp_y.scale)
     attrs = dict(a_zero_point=qp_a.zero_point, y_zero_point=qp_y.zero_point, multiplier=ints(m), shift=ints(shift))
