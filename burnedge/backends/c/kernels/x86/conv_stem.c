@@ -21,74 +21,31 @@
 #include "conv_stem.h"
 #include "x86_dense.h"
 
-/* step 1: ph[((c*hp + r)*sw + p)*wq + q] = padded input (c, r, q*sw + p), read straight from the input row (a
- * copy of it would be read back at once, and loads that straddle its fresh stores stall) */
-static void build_phases(const float *x, const be_conv_geo *g, long hp, long wq, float *ph) {
-    const long sw = g->sw, pw = g->pw, W = g->W, hw = (long)g->H * W, rows = (long)g->C * hp;
-    for (long cr = 0; cr < rows; cr++) {
-        const long c = cr / hp, r = cr % hp, iy = r - g->ph;
-        float *d = ph + cr * sw * wq;
-        if (iy < 0 || iy >= g->H) {
-            memset(d, 0, (size_t)(sw * wq) * sizeof(float));
-            continue;
-        }
-        const float *s = x + c * hw + iy * W;
-        long q = 0;
-        if (sw == 2) { /* the scalar head up to the first pair inside the row, then 16 columns -> 8 even + 8 odd */
-            for (; q < wq && 2 * q - pw < 0; q++)
-                for (long p = 0; p < 2; p++) {
-                    const long ix = 2 * q + p - pw;
-                    d[p * wq + q] = ix >= 0 && ix < W ? s[ix] : 0.0f;
-                }
-            for (; q + 8 <= wq; q += 8) { /* past the row's end: masked loads give zeros (the right padding) */
-                const long ix = 2 * q - pw;
-                __m256 a, b;
-                if (ix + 16 <= W) {
-                    a = _mm256_loadu_ps(s + ix), b = _mm256_loadu_ps(s + ix + 8);
-                } else {
-                    const long left = W - ix > 0 ? W - ix : 0;
-                    a = _mm256_maskload_ps(s + ix, be_mask8((int)(left < 8 ? left : 8)));
-                    b = _mm256_maskload_ps(s + ix + 8, be_mask8((int)(left > 8 ? left - 8 : 0)));
-                }
-                const __m256 ev = _mm256_shuffle_ps(a, b, 0x88), od = _mm256_shuffle_ps(a, b, 0xDD);
-                _mm256_storeu_ps(d + q, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8)));
-                _mm256_storeu_ps(d + wq + q, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(od), 0xD8)));
-            }
-        }
-        for (; q < wq; q++)
-            for (long p = 0; p < sw; p++) {
-                const long ix = q * sw + p - pw;
-                d[p * wq + q] = ix >= 0 && ix < W ? s[ix] : 0.0f;
-            }
+/* build_phases, stride 2: the set's deinterleave of row iy (q advanced), before the scalar loop */
+#define STEM_PHASES_VEC()                                                                                              \
+    if (sw == 2) { /* the scalar head up to the first pair inside the row, then 16 columns -> 8 even + 8 odd */        \
+        for (; q < wq && 2 * q - pw < 0; q++)                                                                          \
+            for (long p = 0; p < 2; p++) {                                                                             \
+                const long ix = 2 * q + p - pw;                                                                        \
+                d[p * wq + q] = ix >= 0 && ix < W ? s[ix] : 0.0f;                                                      \
+            }                                                                                                          \
+        for (; q + 8 <= wq; q += 8) { /* past the row's end: masked loads give zeros (the right padding) */            \
+            const long ix = 2 * q - pw;                                                                                \
+            __m256 a, b;                                                                                               \
+            if (ix + 16 <= W) {                                                                                        \
+                a = _mm256_loadu_ps(s + ix), b = _mm256_loadu_ps(s + ix + 8);                                          \
+            } else {                                                                                                   \
+                const long left = W - ix > 0 ? W - ix : 0;                                                             \
+                a = _mm256_maskload_ps(s + ix, be_mask8((int)(left < 8 ? left : 8)));                                  \
+                b = _mm256_maskload_ps(s + ix + 8, be_mask8((int)(left > 8 ? left - 8 : 0)));                          \
+            }                                                                                                          \
+            const __m256 ev = _mm256_shuffle_ps(a, b, 0x88), od = _mm256_shuffle_ps(a, b, 0xDD);                       \
+            _mm256_storeu_ps(d + q, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8)));              \
+            _mm256_storeu_ps(d + wq + q, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(od), 0xD8)));         \
+        }                                                                                                              \
     }
-}
 
-/* one output of the generic epilogue, into its place in y (one image) */
-static inline void put1(float *y, int nhwc, const be_conv_geo *g, const be_epi *e, long oy, long ox, long m,
-                        float acc) {
-    const long pix = oy * g->OW + ox, ohw = (long)g->OH * g->OW;
-    y[nhwc ? pix * g->M + m : m * ohw + pix] = be_epi_apply(e, acc, pix, m);
-}
-
-/* a tile's raw sums (4 channels x BE_STEM_PX pixels) through the generic epilogue */
-static void store_generic(const float *tb, float *y, int nhwc, const be_conv_geo *g, const be_epi *e, long oy,
-                          long x0, long m0) {
-    for (int i = 0; i < 4 && m0 + i < g->M; i++)
-        for (long j = 0; j < BE_STEM_PX && x0 + j < g->OW; j++)
-            put1(y, nhwc, g, e, oy, x0 + j, m0 + i, tb[i * BE_STEM_PX + j]);
-}
-
-/* step 2, portable: raw sums of the tile whose pixel 0 reads src + toff[k] */
-static void tile_portable(const float *src, const int *toff, long K, const float *w, float *tb) {
-    for (int i = 0; i < 4 * BE_STEM_PX; i++) tb[i] = 0.0f;
-    for (long k = 0; k < K; k++) {
-        const float *s = src + toff[k];
-        for (int i = 0; i < 4; i++) {
-            const float wv = w[k * 4 + i];
-            for (int j = 0; j < BE_STEM_PX; j++) tb[i * BE_STEM_PX + j] += wv * s[j];
-        }
-    }
-}
+#include "conv_stem_common.h"
 
 /* 4 channels (one vector each) of 8 pixels px0.. stored channels-last: pixel i gets 4 floats at y + i*M */
 static inline __attribute__((always_inline)) void store_nhwc8(float *y, long M, int n, __m256 a0, __m256 a1, __m256 a2,
@@ -173,63 +130,16 @@ static inline __attribute__((always_inline)) void tile_avx2(const float *src, co
     }
 }
 
-/* output row oy of one image: every channel group, every tile; act: the fast epilogue's activation, -1 generic,
- * -2 portable */
-static void stem_row(const float *ph, const int *toff, const float *wpack, float *y, int nhwc, const be_conv_geo *g,
-                     const be_epi *e, long wq, long oy, int act) {
-    const long K = (long)g->C * g->KH * g->KW, groups = ((long)g->M + 3) / 4;
-    const float *rowsrc = ph + oy * g->sh * g->sw * wq;
-    float tb[4 * BE_STEM_PX];
-    for (long q = 0; q < groups; q++) {
-        const float *w = wpack + q * K * 4;
-        for (long x0 = 0; x0 < g->OW; x0 += BE_STEM_PX) {
-            const float *src = rowsrc + x0;
-            const float *b = e->add0;
-            const long m0 = q * 4;
-            switch (act) {
-            case BE_ACT_NONE: tile_avx2(src, toff, K, w, b, y, nhwc, g, e, oy, x0, m0, tb, BE_ACT_NONE); continue;
-            case BE_ACT_RELU: tile_avx2(src, toff, K, w, b, y, nhwc, g, e, oy, x0, m0, tb, BE_ACT_RELU); continue;
-            case BE_ACT_CLIP: tile_avx2(src, toff, K, w, b, y, nhwc, g, e, oy, x0, m0, tb, BE_ACT_CLIP); continue;
-            case -1: tile_avx2(src, toff, K, w, b, y, nhwc, g, e, oy, x0, m0, tb, -1); continue;
-            default: break;
-            }
-            tile_portable(src, toff, K, w, tb);
-            store_generic(tb, y, nhwc, g, e, oy, x0, q * 4);
-        }
+/* stem_row: the set's tile with the fast epilogue by activation (continue), else the portable tile */
+#define STEM_TILE_VEC()                                                                                                \
+    const float *b = e->add0;                                                                                          \
+    const long m0 = q * 4;                                                                                             \
+    switch (act) {                                                                                                     \
+    case BE_ACT_NONE: tile_avx2(src, toff, K, w, b, y, nhwc, g, e, oy, x0, m0, tb, BE_ACT_NONE); continue;             \
+    case BE_ACT_RELU: tile_avx2(src, toff, K, w, b, y, nhwc, g, e, oy, x0, m0, tb, BE_ACT_RELU); continue;             \
+    case BE_ACT_CLIP: tile_avx2(src, toff, K, w, b, y, nhwc, g, e, oy, x0, m0, tb, BE_ACT_CLIP); continue;             \
+    case -1: tile_avx2(src, toff, K, w, b, y, nhwc, g, e, oy, x0, m0, tb, -1); continue;                               \
+    default: break;                                                                                                    \
     }
-}
 
-static void conv_stem(const float *x, const float *wpack, float *y, const be_epi *e, const be_conv_geo *g, int flags,
-                      float *scratch, int threads, int portable) {
-    const long hp = be_conv_stem_hp(g), wq = be_conv_stem_wq(g), ohw = (long)g->OH * g->OW;
-    const long img = (long)g->C * hp * g->sw * wq, chw = (long)g->C * g->H * g->W;
-    float *ph = scratch;
-    int *toff = (int *)(scratch + img);
-    for (int c = 0, k = 0; c < g->C; c++) /* step 1's tap table */
-        for (int ky = 0; ky < g->KH; ky++)
-            for (int kx = 0; kx < g->KW; kx++, k++) {
-                const long p = ((long)kx * g->dw) % g->sw, off = ((long)kx * g->dw) / g->sw;
-                toff[k] = (int)((((long)c * hp + (long)ky * g->dh) * g->sw + p) * wq + off);
-            }
-    const int fast = e->alpha == 1.0f && (!e->add0 || (e->beta0 == 1.0f && e->rs0 == 0 && e->cs0 == 1)) && !e->add1 &&
-                     e->act <= BE_ACT_CLIP;
-    const int act = portable ? -2 : fast ? e->act : -1, nhwc = (flags & BE_OUT_NHWC) != 0;
-    for (int n = 0; n < g->N; n++) {
-        build_phases(x + n * chw, g, hp, wq, ph);
-        float *yn = y + n * (long)g->M * ohw;
-        be_epi en = *e;
-        if (en.add1) en.add1 += n * (long)g->M * ohw;
-        BE_PARALLEL_FOR(threads > 1 && g->OH > 1)
-        for (long oy = 0; oy < g->OH; oy++) stem_row(ph, toff, wpack, yn, nhwc, g, &en, wq, oy, act);
-    }
-}
-
-void be_conv_stem_f32(const float *x, const float *wpack, float *y, const be_epi *e, const be_conv_geo *g, int flags,
-                      float *scratch, int threads) {
-    conv_stem(x, wpack, y, e, g, flags, scratch, threads, 0);
-}
-
-void be_conv_stem_f32_portable(const float *x, const float *wpack, float *y, const be_epi *e, const be_conv_geo *g,
-                               int flags, float *scratch, int threads) {
-    conv_stem(x, wpack, y, e, g, flags, scratch, threads, 1);
-}
+#include "conv_stem_loops.h"

@@ -1,4 +1,5 @@
-/* int8 elementwise kernels: QAdd / QMul with broadcasting, QLut, QRequant, QuantizeLinear, DequantizeLinear.
+/* int8 elementwise kernels: QAdd / QMul with broadcasting, QLut, QRequant (QuantizeLinear and
+ * DequantizeLinear: quantize.c).
  *
  * Algorithm (binary ops):
  *  1. the output is cut into work items (one row of the innermost dimension, or a 4096-element piece of it);
@@ -10,9 +11,7 @@
  *  3. tails and strided rows run the scalar rule (int64).
  * NEON runs step 2 on 8 lanes: QAdd with vmull_s32/vmlal_s32 into int64, a flooring vshlq_s64 and saturating
  * narrowing (exact for every shift: past int32 the output saturates anyway); QMul and QRequant with be_rq4n.
- * Quantize divides in float32 (_mm256_div_ps, IEEE like x / s), rounds half to even, adds the zero point and
- * clamps in float before converting. Every element reads its operands before its output is written, so outputs
- * may alias same-shaped inputs.
+ * Every element reads its operands before its output is written, so outputs may alias same-shaped inputs.
  */
 #include "qelementwise.h"
 #include "x86_qgemm.h"
@@ -122,89 +121,3 @@ void be_qrequant_i8(const int8_t *x, int8_t *y, long n, int32_t x_zp, int32_t y_
         for (; i < end; i++) y[i] = be_rq1(x[i] - x_zp, m, s, lim, y_zp, -128, 127);
     }
 }
-
-/* -- QuantizeLinear / DequantizeLinear ------------------------------------------------------------------------ */
-static inline float quant1(float x, float s, float zp, float lo, float hi) {
-    float r = nearbyintf(x / s);
-    if (isnan(r)) return 0.0f;
-    r += zp;
-    return r < lo ? lo : (r > hi ? hi : r);
-}
-
-#define BE_QUANTIZE(NAME, T, LO, HI, PACK)                                                                       \
-    void NAME(const float *x, T *y, long outer, long C, long inner, const float *scale, const int32_t *zp,       \
-              int threads) {                                                                                     \
-        const long planes = outer * C;                                                                           \
-        const int par = threads > 1 && planes * inner > 32768 && planes > 1;                                     \
-        _Pragma("omp parallel for num_threads(threads) schedule(static) if (par)")                               \
-        for (long pl = 0; pl < planes; pl++) {                                                                   \
-            const long c = pl % C;                                                                               \
-            const float s = scale[c], z = (float)zp[c];                                                          \
-            const float *xp = x + pl * inner;                                                                    \
-            T *yp = y + pl * inner;                                                                              \
-            long i = 0;                                                                                          \
-            BE_QUANT_VEC(PACK)                                                                                   \
-            for (; i < inner; i++) yp[i] = (T)quant1(xp[i], s, z, (float)(LO), (float)(HI));                     \
-        }                                                                                                        \
-    }
-
-#define BE_QUANT_VEC(PACK)                                                                                       \
-    {                                                                                                            \
-        const __m256 sv = _mm256_set1_ps(s), zv = _mm256_set1_ps(z), lov = _mm256_set1_ps((float)(LO_)),        \
-                     hiv = _mm256_set1_ps((float)(HI_)), zero = _mm256_setzero_ps();                             \
-        (void)zero;                                                                                              \
-        for (; i + 16 <= inner; i += 16) {                                                                       \
-            __m256i q[2];                                                                                        \
-            for (int h = 0; h < 2; h++) {                                                                        \
-                __m256 r = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(xp + i + 8 * h), sv),                   \
-                                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);                       \
-                const __m256 nan = _mm256_cmp_ps(r, r, _CMP_UNORD_Q);                                            \
-                r = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(r, zv), lov), hiv);                                \
-                q[h] = _mm256_cvtps_epi32(_mm256_andnot_ps(nan, r));                                             \
-            }                                                                                                    \
-            __m256i p16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q[0], q[1]), 0xD8);                       \
-            _mm_storeu_si128((__m128i *)(yp + i),                                                                \
-                             PACK(_mm256_castsi256_si128(p16), _mm256_extracti128_si256(p16, 1)));               \
-        }                                                                                                        \
-    }
-
-#define LO_ -128
-#define HI_ 127
-BE_QUANTIZE(be_quantize_f32_i8, int8_t, -128, 127, _mm_packs_epi16)
-#undef LO_
-#undef HI_
-#define LO_ 0
-#define HI_ 255
-BE_QUANTIZE(be_quantize_f32_u8, uint8_t, 0, 255, _mm_packus_epi16)
-#undef LO_
-#undef HI_
-
-#define BE_DEQUANTIZE(NAME, T, VEC)                                                                              \
-    void NAME(const T *x, float *y, long outer, long C, long inner, const float *scale, const int32_t *zp,        \
-              int threads) {                                                                                     \
-        const long planes = outer * C;                                                                           \
-        const int par = threads > 1 && planes * inner > 32768 && planes > 1;                                     \
-        _Pragma("omp parallel for num_threads(threads) schedule(static) if (par)")                               \
-        for (long pl = 0; pl < planes; pl++) {                                                                   \
-            const long c = pl % C;                                                                               \
-            const float s = scale[c];                                                                            \
-            const T *xp = x + pl * inner;                                                                        \
-            float *yp = y + pl * inner;                                                                          \
-            long i = 0;                                                                                          \
-            VEC                                                                                                  \
-            for (; i < inner; i++) yp[i] = (float)((int64_t)xp[i] - zp[c]) * s;                                  \
-        }                                                                                                        \
-    }
-
-#define BE_DQ_VEC(CVT)                                                                                           \
-    {                                                                                                            \
-        const __m256 sv = _mm256_set1_ps(s);                                                                     \
-        const __m256i zv = _mm256_set1_epi32(zp[c]);                                                             \
-        for (; i + 8 <= inner; i += 8) {                                                                         \
-            const __m256i v = _mm256_sub_epi32(CVT(_mm_loadl_epi64((const __m128i *)(xp + i))), zv);             \
-            _mm256_storeu_ps(yp + i, _mm256_mul_ps(_mm256_cvtepi32_ps(v), sv));                                  \
-        }                                                                                                        \
-    }
-BE_DEQUANTIZE(be_dequantize_i8_f32, int8_t, BE_DQ_VEC(_mm256_cvtepi8_epi32))
-BE_DEQUANTIZE(be_dequantize_u8_f32, uint8_t, BE_DQ_VEC(_mm256_cvtepu8_epi32))
-BE_DEQUANTIZE(be_dequantize_i32_f32, int32_t, )

@@ -98,8 +98,6 @@ static inline __attribute__((always_inline)) void tile_avx2(const int rows, cons
     }
 }
 
-
-
 void be_qgemm_tile(long k2, const int16_t *a, const int8_t *b, int mr, int nr, int8_t *y, long ldy,
                    const be_qepi *e, long i0, long j0) {
     if (nr <= 8) {
@@ -121,7 +119,6 @@ void be_qgemm_tile(long k2, const int16_t *a, const int8_t *b, int mr, int nr, i
     default: tile_avx2(1, 2, k2, a, b, nr, y, ldy, e, i0, j0); return;
     }
 }
-
 
 /* rows i0 .. i0+mr-1 of A (minus zp) as one A panel of int16 pairs, zero-padded past K (x86: junk may take the
  * place of the zeros when kread > K: the bytes a row may be read to; products with the B panels' zero padding stay
@@ -185,47 +182,4 @@ static void pack_a_rows(const int8_t *a, long lda, long K, long kread, int32_t z
     }
 }
 
-void be_qgemm_i8(long M, long N, long K, const int8_t *a, long lda, int32_t a_zp, const int8_t *bpack, int8_t *y,
-                 long ldy, const be_qepi *e, int16_t *scratch, int threads) {
-    const long k2 = (K + 1) / 2, mp = (M + BE_QMR - 1) / BE_QMR, np = (N + BE_QNR - 1) / BE_QNR;
-    int nt = threads < BE_Q_MAX_THREADS ? threads : BE_Q_MAX_THREADS;
-    if ((double)M * N * K < 100000.0) nt = 1;
-    /* split columns when there are too few row panels to feed the threads */
-    long nchunks = 1;
-    if (nt > 1 && mp < 2 * nt) nchunks = np < 2 * nt ? np : 2 * nt;
-    const long jobs = mp * nchunks;
-    if (nt > jobs) nt = (int)jobs;
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (int t = 0; t < nt; t++) {
-        int16_t *ap = scratch + (long)t * k2 * BE_QMR * 2;
-        long packed = -1;
-        for (long job = t; job < jobs; job += nt) {
-            const long p = job / nchunks, ch = job % nchunks;
-            const long i0 = p * BE_QMR;
-            const int mr = (int)(M - i0 < BE_QMR ? M - i0 : BE_QMR);
-            const int quads = 0;
-            if (packed != p) {
-                    pack_a_rows(a + i0 * lda, lda, K, K, a_zp, mr, ap);
-                packed = p;
-            }
-            const long q0 = np * ch / nchunks, q1 = np * (ch + 1) / nchunks;
-            for (long q = q0; q < q1; q++) {
-                const long j0 = q * BE_QNR;
-                const int nr = (int)(N - j0 < BE_QNR ? N - j0 : BE_QNR);
-                (void)quads;
-                be_qgemm_tile(k2, ap, bpack + q * k2 * 32, mr, nr, y + i0 * ldy + j0, ldy, e, i0, j0);
-            }
-        }
-    }
-}
-
-void be_qgemm_panel(const int8_t *a, long lda, long K, long kread, int mr, long N, const int8_t *bpack, int8_t *y,
-                    long ldy, const be_qepi *e, long i0, void *apanel) {
-    const long k2 = (K + 1) / 2, np = (N + BE_QNR - 1) / BE_QNR;
-    pack_a_rows(a, lda, K, kread, 0, mr, (int16_t *)apanel);
-    for (long q = 0; q < np; q++) {
-        const long j0 = q * BE_QNR;
-        const int nr = (int)(N - j0 < BE_QNR ? N - j0 : BE_QNR);
-        be_qgemm_tile(k2, (const int16_t *)apanel, bpack + q * k2 * 32, mr, nr, y + j0, ldy, e, i0, j0);
-    }
-}
+#include "qgemm_loops.h"

@@ -1,0 +1,95 @@
+/* Internal to the kernel sets: the band copy and the driver of qconv_dw_nhwc.c (reference/qconv_dw_nhwc.c has
+ * the algorithm). A set's qconv_dw_nhwc.c includes this, then defines dw_band (the taps and the requantisation
+ * of a band, 8 channels at a time). */
+#ifndef BURNEDGE_QCONV_DW_NHWC_LOOPS_H
+#define BURNEDGE_QCONV_DW_NHWC_LOOPS_H
+
+#include "qconv.h"
+
+static int qthreads(int threads, double work, long jobs) {
+    int nt = threads < BE_Q_MAX_THREADS ? threads : BE_Q_MAX_THREADS;
+    if (work < 200000.0) nt = 1;
+    if (nt > jobs) nt = (int)(jobs > 0 ? jobs : 1);
+    return nt < 1 ? 1 : nt;
+}
+
+/* -- depthwise ----------------------------------------------------------------------------------------------- */
+#define DP 4 /* output pixels per block */
+
+/* padded input rows iy0 .. iy0+rin-1 (padded coordinates) of image xi as floats minus x_zp, [row][wp][c8] */
+static void dw_fill(const int8_t *xi, int in_nhwc, const be_qconv_geo *g, long c8, long wp, long r0, long rin,
+                    int32_t x_zp, float *buf) {
+    const long C = g->C, hw = (long)g->H * g->W;
+    for (long r = 0; r < rin; r++) {
+        float *d = buf + r * wp * c8;
+        const long iy = r0 + r - g->ph;
+        if (iy < 0 || iy >= g->H) {
+            memset(d, 0, (size_t)(wp * c8) * sizeof(float));
+            continue;
+        }
+        const long lpad = g->pw < wp ? g->pw : wp;
+        if (lpad > 0) memset(d, 0, (size_t)(lpad * c8) * sizeof(float));
+        const long right = wp - g->pw - g->W;
+        if (right > 0) memset(d + (g->pw + g->W) * c8, 0, (size_t)(right * c8) * sizeof(float));
+        const long wn = g->W < wp - g->pw ? g->W : wp - g->pw;
+        if (in_nhwc && C == c8) { /* whole 8-channel pixels: the row is one run */
+            const int8_t *s = xi + iy * g->W * C;
+            float *dp = d + g->pw * c8;
+            for (long i = 0; i < wn * C; i++) dp[i] = (float)(s[i] - x_zp);
+        } else if (in_nhwc) {
+            const int8_t *s = xi + iy * g->W * C;
+            for (long ix = 0; ix < wn; ix++) {
+                float *dp = d + (g->pw + ix) * c8;
+                const int8_t *sp = s + ix * C;
+                for (long c = 0; c < C; c++) dp[c] = (float)(sp[c] - x_zp);
+                for (long c = C; c < c8; c++) dp[c] = 0.0f;
+            }
+        } else {
+            for (long c = 0; c < C; c++) {
+                const int8_t *s = xi + c * hw + iy * g->W;
+                float *dp = d + g->pw * c8 + c;
+                for (long ix = 0; ix < wn; ix++) dp[ix * c8] = (float)(s[ix] - x_zp);
+            }
+            if (c8 > C)
+                for (long ix = 0; ix < wn; ix++)
+                    for (long c = C; c < c8; c++) d[(g->pw + ix) * c8 + c] = 0.0f;
+        }
+    }
+}
+
+/* defined by the set's qconv_dw_nhwc.c, after this header: output rows oy0 .. oy1-1 of one image from its
+ * filled band (padded row oy0*sh at buf row 0) */
+static void dw_band(const float *buf, long wp, long c8, const be_qconv_geo *g, const long *off, const float *wf,
+                    const be_qepi *e, long oy0, long oy1, int out_nhwc, int8_t *yi);
+
+void be_qdwconv_nhwc_i8(const int8_t *x, const float *wf, int8_t *y, const be_qepi *e, const be_qconv_geo *g,
+                        int flags, int32_t x_zp, float *scratch, int threads) {
+    const long C = g->C, c8 = (C + 7) / 8 * 8, hw = (long)g->H * g->W, ohw = (long)g->OH * g->OW;
+    const long wp = be_qdw_nhwc_wp(g);
+    const int taps = g->KH * g->KW;
+    int nt = threads < BE_Q_MAX_THREADS ? threads : BE_Q_MAX_THREADS;
+    if ((double)g->N * ohw * C * taps < 100000.0) nt = 1;
+    if (nt > g->OH * g->N) nt = g->OH * g->N;
+    if (nt < 1) nt = 1;
+    const long bands = g->N >= nt ? 1 : (nt + g->N - 1) / g->N, jobs = (long)g->N * bands;
+    const long brows = (g->OH + bands - 1) / bands;
+    long off[512];
+    for (int ky = 0; ky < g->KH; ky++)
+        for (int kx = 0; kx < g->KW; kx++)
+            off[ky * g->KW + kx] = ((long)ky * g->dh * wp + (long)kx * g->dw) * c8;
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+    for (int t = 0; t < nt; t++) {
+        float *buf = scratch + (long)t * be_qdw_nhwc_slice(g, brows);
+        for (long job = t; job < jobs; job += nt) {
+            const long n = job / bands, b = job % bands;
+            const long oy0 = b * brows, oy1 = oy0 + brows < g->OH ? oy0 + brows : g->OH;
+            if (oy0 >= oy1) continue;
+            const long rin = (oy1 - oy0 - 1) * g->sh + (long)(g->KH - 1) * g->dh + 1;
+            const int8_t *xi = x + n * C * hw;
+            dw_fill(xi, flags & 1, g, c8, wp, oy0 * g->sh, rin, x_zp, buf);
+            dw_band(buf, wp, c8, g, off, wf, e, oy0, oy1, (flags & 2) != 0, y + n * C * ohw);
+        }
+    }
+}
+
+#endif
