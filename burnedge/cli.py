@@ -13,17 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from . import cli_bundle, cli_targets
+from . import cli_bundle, cli_inputs, cli_targets
 from .bundle import looks_like
+from .cli_inputs import UsageError
 from .errors import BurnedgeError
 from .files import write_atomic
 from .version import __version__
 
 __all__ = ["main"]
-
-
-class UsageError(BurnedgeError):
-    """A bad command line value (a malformed --input or --input-shape)."""
 
 
 def _shapes(items: Sequence[str]) -> dict[str, tuple[int, ...]]:
@@ -86,16 +83,16 @@ def cmd_inspect(a: argparse.Namespace) -> int:
     if looks_like(a.model):
         if a.input_shape:
             raise UsageError("--input-shape does not apply to a bundle: its shapes were fixed at export")
+        cli_inputs.no_bind_for_bundle(a)
         return cli_bundle.inspect_bundle(a)
     if a.timeline:
         raise UsageError("--timeline needs a bundle (export the model first: burnedge export MODEL)")
-    from .importers import load
     from .importers.onnx import read
 
     missing = unsupported_ops(read(a.model))
     info: dict[str, Any] = {"model": str(a.model), "unsupported_ops": missing}
     if not missing:
-        model = load(a.model, input_shapes=_shapes(a.input_shape))
+        model = cli_inputs.load_model(a, _shapes(a.input_shape), {})
         s = summarize(model.graph)
         info.update(
             name=model.name,
@@ -154,17 +151,18 @@ def _save_npy(path: Path, arr: np.ndarray) -> None:
 
 
 def cmd_run(a: argparse.Namespace) -> int:
-    from .importers import load
     from .session import Session
 
     feeds = _feeds(a.input)
     if looks_like(a.model):
         if a.input_shape:
             raise UsageError("--input-shape does not apply to a bundle: its shapes were fixed at export")
+        cli_inputs.no_bind_for_bundle(a)
         sess = Session(a.model, backend=a.backend, threads=a.threads)
     else:
-        sess = Session(load(a.model, input_shapes=_shapes(a.input_shape)), backend=a.backend, threads=a.threads)
-    outs = sess.run(feeds)
+        model = cli_inputs.load_model(a, _shapes(a.input_shape), feeds)
+        sess = Session(model, backend=a.backend, threads=a.threads)
+    outs = sess.run(cli_inputs.fit_feeds(feeds, sess.inputs))
     if a.output_dir:
         out_dir = Path(a.output_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -291,6 +289,7 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("inspect", help="a model: I/O, ops, MACs; a bundle: steps, fused ops, arena timeline")
     s.add_argument("model", type=Path, help="an .onnx model or a .bedge bundle")
     s.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...")
+    cli_inputs.add_bind(s)
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--timeline", type=Path, metavar="FILE.svg", help="(bundle) draw the arena timeline as SVG")
     s.set_defaults(fn=cmd_inspect)
@@ -299,6 +298,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("model", type=Path, help="an .onnx model or a .bedge bundle")
     s.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     s.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...")
+    cli_inputs.add_bind(s)
     s.add_argument(
         "--backend", help="default: the bundle's own (c), numpy for a model; checked<c> compares every step to numpy"
     )
@@ -310,6 +310,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("model", type=Path)
     s.add_argument("-o", "--output", type=Path, metavar="OUT.bedge", help="default: MODEL_NAME.bedge here")
     s.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...")
+    cli_inputs.add_bind(s)
     s.add_argument("--target", default="host")
     s.add_argument("--unpacked", action="store_true", help="write a folder instead of one archive")
     s.add_argument("--no-source", action="store_true", help="leave the source .onnx out (bench cannot compare)")
@@ -322,6 +323,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("model", type=Path)
     s.add_argument("-o", "--output", type=Path, metavar="OUT.bedge", help="default: MODEL_NAME.bedge here")
     s.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...")
+    cli_inputs.add_bind(s)
     s.add_argument("--target", default="host")
     s.add_argument("--unpacked", action="store_true", help="write a folder instead of one archive")
     s.add_argument("--no-source", action="store_true", help="leave the source .onnx out (bench cannot compare)")

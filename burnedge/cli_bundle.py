@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .cli_inputs import binds, parent_folder
 from .errors import BurnedgeError
 from .files import write_atomic
 
@@ -38,7 +39,9 @@ def cmd_export(a: argparse.Namespace, shapes: dict[str, tuple[int, ...]]) -> int
         test_vectors=a.test_vectors,
         unpacked=a.unpacked,
         include_source=not a.no_source,
+        bind=binds(a.bind),
     )
+    parent_folder(getattr(a, "report", None), "--report")
     if getattr(a, "quantize", None):
         path = _export_int8(a, out, options)
     else:
@@ -92,6 +95,7 @@ def inspect_bundle(a: argparse.Namespace) -> int:
     from . import bundle, timeline
 
     b = bundle.read(a.model)
+    parent_folder(a.timeline, "--timeline")
     m, plan = b.manifest, b.plan
     steps, buffers = plan["steps"], plan["buffers"]
     if a.timeline:

@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from onnx import ModelProto
+from onnx import ModelProto, numpy_helper
 from safetensors.numpy import save
 
 from . import backends, bundle, compiler
 from .bundle import Bundle, BundleError, encode_npz, example_inputs
 from .feeds import Check, check_feeds, compare
 from .files import write_atomic
-from .importers import load
+from .importers import bound, load
 from .importers.onnx import read
 from .model import Model
 from .plan import Plan
@@ -38,24 +38,35 @@ _SAFETENSORS = {"bool", "float16", "float32", "float64", "int8", "int16", "int32
 _SAFETENSORS |= {"uint8", "uint16", "uint32", "uint64"}
 
 
-def _source(model: Model | ModelProto | str | os.PathLike[str], input_shapes) -> tuple[Model, bytes | None]:
-    """The model to export and the bytes of its ONNX file (with external data inlined), when there is one."""
+def _source(
+    model: Model | ModelProto | str | os.PathLike[str], input_shapes, bind: Mapping[str, Any] | None = None
+) -> tuple[Model, bytes | None]:
+    """The model to export and the bytes of its ONNX file (with external data inlined), when there is one; inputs
+    in `bind` become initializers of that file too, so that it still reproduces the bundle (what bench runs)."""
+    if isinstance(model, Model):
+        for option, value in (("input_shapes", input_shapes), ("bind", bind)):
+            if value:
+                raise BundleError(f"{option} applies to a model path; a loaded Model already has static shapes")
+        src = model.source
+        if src is None or not src.is_file() or src.suffix.lower() != ".onnx":
+            return model, None
+        proto = read(src)
+        inputs = {i.name for i in proto.graph.input} - {i.name for i in proto.graph.initializer}
+        # a Model loaded with bind= has fewer inputs than its file: the file alone would not reproduce it
+        return model, (proto.SerializeToString() if inputs == {i.name for i in model.inputs} else None)
     if isinstance(model, ModelProto):
-        data = model.SerializeToString()  # first: importing may rewrite the proto (inlined functions)
-        return load(model, input_shapes=input_shapes), data
-    if not isinstance(model, Model):
-        path = Path(model)
-        loaded = load(path, input_shapes=input_shapes)
-        return loaded, read(path).SerializeToString()
-    if input_shapes:
-        raise BundleError("input_shapes applies to a model path; a loaded Model already has static shapes")
-    src = model.source
-    if src is None or not src.is_file() or src.suffix.lower() != ".onnx":
-        return model, None
-    proto = read(src)
-    inputs = {i.name for i in proto.graph.input} - {i.name for i in proto.graph.initializer}
-    # a Model loaded with bind= has fewer inputs than its file: the file alone would not reproduce it
-    return model, (proto.SerializeToString() if inputs == {i.name for i in model.inputs} else None)
+        proto = ModelProto()
+        proto.CopyFrom(model)  # first: importing may rewrite the proto (inlined functions)
+        loaded = load(model, input_shapes=input_shapes, bind=bind)
+    else:
+        loaded = load(Path(model), input_shapes=input_shapes, bind=bind)
+        proto = read(Path(model))
+    for name, value in bound(proto, bind).items():
+        kept = [vi for vi in proto.graph.input if vi.name != name]
+        del proto.graph.input[:]
+        proto.graph.input.extend(kept)
+        proto.graph.initializer.append(numpy_helper.from_array(value, name))
+    return loaded, proto.SerializeToString()
 
 
 def _plan(plan: Plan, weights: Mapping[str, tuple[int, np.ndarray]]) -> dict[str, Any]:
@@ -158,6 +169,7 @@ def export(
     keep_float: str | Iterable[str] = (),
     report: str | os.PathLike[str] | None = None,
     backend: str = "c",
+    bind: Mapping[str, Any] | None = None,
 ) -> Path:
     """Compiles `model` (a Model, an onnx.ModelProto or an .onnx path) for `target`, writes an edge bundle, and
     returns its path.
@@ -166,6 +178,8 @@ def export(
     `include_source`: it is what `bench` runs onnxruntime on, and about doubles the size) and `test_vectors` test
     vectors whose reference outputs come from the numpy backend. `path` may be a folder: the bundle is then
     NAME.bedge in it. An op `backend` cannot run fails here, listing every such op. Writing is atomic.
+    `bind` ({input name: value}, as `burnedge.load` takes it) fixes inputs to constants, e.g. an input that
+    selects a branch of an If (Silero VAD's ``sr``); the bundle's inputs are the others.
 
     ``quantize="int8"`` quantizes first (`burnedge.quantize.quantize_model`): `calibration` is an iterable of feed
     dicts or a path (a folder of .npy/.npz files or one .npz; see `burnedge.quantize.data`), `method` the
@@ -187,10 +201,13 @@ def export(
             include_source,
             quantize,
             backend=backend,
+            bind=bind,
         )[0]
     if calibration is not None or keep_float or report is not None:
         raise BundleError("calibration, keep_float and report apply to quantize='int8'")
-    return _export(model, path, target, input_shapes, test_vectors, unpacked, include_source, backend=backend)
+    return _export(
+        model, path, target, input_shapes, test_vectors, unpacked, include_source, backend=backend, bind=bind
+    )
 
 
 def export_int8(
@@ -208,13 +225,14 @@ def export_int8(
     scheme: str = "int8",
     progress: bool = True,
     backend: str = "c",
+    bind: Mapping[str, Any] | None = None,
 ):
     """`export` with int8 quantization; returns (bundle path, QuantizationReport)."""
     if scheme != "int8":
         raise BundleError(f"unknown quantization {scheme!r}; available: int8")
     if calibration is None:
         raise BundleError("quantize='int8' needs calibration data (feed dicts, a folder or an .npz file)")
-    loaded, onnx_bytes = _source(model, input_shapes)
+    loaded, onnx_bytes = _source(model, input_shapes, bind)
     if isinstance(calibration, (str, os.PathLike)):
         calibration = load_calibration(calibration, loaded.graph)
     graph, rep = quantize_model(loaded, calibration, method=method, keep_float=keep_float, progress=progress)
@@ -249,11 +267,12 @@ def _export(
     source_bytes: bytes | None = None,
     quantization: dict[str, Any] | None = None,
     backend: str = "c",
+    bind: Mapping[str, Any] | None = None,
 ) -> Path:
     targets = resolve(target)  # "rpi4,rpi5" or a list; an unknown name lists the known ones
     if not isinstance(test_vectors, int) or test_vectors < 0:
         raise BundleError(f"test_vectors must be a count >= 0, not {test_vectors!r}")
-    model, onnx_bytes = _source(model, input_shapes)
+    model, onnx_bytes = _source(model, input_shapes, bind)
     if quantization is not None:
         onnx_bytes = source_bytes  # the float model it was quantized from (what bench compares with)
     dest = _destination(path, model.name)

@@ -11,7 +11,7 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["Check", "check_feeds", "compare"]
+__all__ = ["Check", "check_feeds", "compare", "lossless"]
 
 
 class _Info(Protocol):
@@ -50,6 +50,31 @@ def check_feeds(
             raise InputError(f"input {name!r}{at}: expected shape {list(info.shape)}, got {list(arr.shape)}")
         out[name] = arr
     return out
+
+
+def lossless(arr: np.ndarray, dtype: np.dtype, where: str) -> np.ndarray:
+    """`arr` as `dtype` when that loses nothing (every value survives the round trip: a float64 array of values
+    float32 holds exactly, integers that fit, integral floats for an integer type); else an InputError at `where`."""
+    arr, dtype = np.asarray(arr), np.dtype(dtype)
+    if arr.dtype == dtype:
+        return arr
+    if dtype.kind in "fiub" and arr.dtype.kind in "fiub" and (dtype.kind != "b" or arr.dtype.kind == "b"):
+        with np.errstate(all="ignore"):
+            if dtype.kind in "iu" and arr.size:
+                info = np.iinfo(dtype)
+                lo, hi = arr.min(), arr.max()
+                if not (np.isfinite(lo) and np.isfinite(hi) and info.min <= lo and hi <= info.max):
+                    raise InputError(f"{where}: values [{lo}, {hi}] do not fit {dtype}")
+            out = arr.astype(dtype)
+            back = out.astype(arr.dtype)
+            same = (back == arr) | (np.isnan(arr) & np.isnan(back)) if arr.dtype.kind == "f" else back == arr
+            if np.all(same):
+                return out
+        bad = arr[~same].flat[0]
+        raise InputError(
+            f"{where}: expected {dtype}, got {arr.dtype} values it cannot hold exactly (e.g. {bad.item()})"
+        )
+    raise InputError(f"{where}: expected dtype {dtype}, got {arr.dtype}")
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ def example_inputs(graph: Graph, seed: int = 0) -> dict[str, np.ndarray]:
             feeds[name] = rng.integers(0, max(bound.get(name, 2), 1), v.shape).astype(v.dtype)
         else:
             raise BundleError(f"cannot make test inputs for input {name!r} of dtype {v.dtype}")
-    return feeds
+    return {name: np.asarray(arr) for name, arr in feeds.items()}  # a 0-d draw comes back as a numpy scalar
 
 
 def encode_npz(arrays: dict[str, np.ndarray]) -> bytes:
@@ -48,7 +48,8 @@ def encode_npz(arrays: dict[str, np.ndarray]) -> bytes:
     with zipfile.ZipFile(buf, "w") as zf:
         for key, arr in arrays.items():
             member = io.BytesIO()
-            np.lib.format.write_array(member, np.ascontiguousarray(arr), allow_pickle=False)
+            arr = np.asarray(arr)  # np.ascontiguousarray alone turns a 0-d array (a scalar input) into shape (1,)
+            np.lib.format.write_array(member, np.ascontiguousarray(arr).reshape(arr.shape), allow_pickle=False)
             zf.writestr(zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0)), member.getvalue())
     return buf.getvalue()
 
