@@ -11,14 +11,16 @@ from another folder (`kernel_dir`: a bundle's own kernels, so it can be rebuilt 
 The kernel library is organised in sets (KERNEL_DIR)::
 
     kernels/*.h         the public headers: what generated model code includes (no ISA in them)
-    kernels/reference/  the portable C99 kernels, every one (the C spec of each kernel) and isa.h
+    kernels/reference/  the portable C99 kernels, every one (the C spec of each kernel), isa.h (the one place
+                        that reads the compiler's ISA macros) and *_loops.h: the loops a kernel's sets share
     kernels/x86/        AVX2 + FMA versions of some of them
     kernels/arm/        NEON versions (aarch64 and armv7; sdot where the compiler has dotprod)
 
 A toolchain builds the reference set and the optimised sets it names (`Toolchain.kernel_sets`,
-`kernel_sets_for`): a set's `gemm.c` replaces reference/gemm.c, file by file; internal headers have names of
-their own (x86_dense.h, arm_qgemm.h ...), so `kernel_sources` flattens the chosen sets into one folder's files.
-A flat folder (a bundle's kernels) is one set already.
+`kernel_sets_for`): a set's `gemm.c` replaces reference/gemm.c, file by file (it defines what differs and
+includes reference/gemm_loops.h for the rest); internal headers have names of their own (x86_dense.h,
+arm_qgemm.h ...), so `kernel_sources` flattens the chosen sets into one folder's files. A flat folder (a bundle's
+kernels) is one set already.
 """
 
 from __future__ import annotations
