@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -200,10 +201,8 @@ def cmd_ops(a: argparse.Namespace) -> int:
                 row["why_not"][name] = why
         try:
             schema = onnx.defs.get_schema(d.name, onnx.defs.onnx_opset_version(), d.domain)
-            types = sorted(
-                {t.replace("tensor(", "").rstrip(")") for c in schema.type_constraints for t in c.allowed_type_strs}
-            )
-            row["dtypes"] = types
+            types = {_TENSOR.sub(r"\1", t) for c in schema.type_constraints for t in c.allowed_type_strs}
+            row["dtypes"] = sorted(types)  # "float", "seq(float)", "optional(seq(float))"
         except onnx.defs.SchemaError:
             pass
     for row in rows.values():  # an op runs on a backend when its newest version does
@@ -216,8 +215,27 @@ def cmd_ops(a: argparse.Namespace) -> int:
     print(f"{'op':28s} {'opset versions':18s} " + " ".join(f"{b:6s}" for b in names) + "  dtypes")
     for r in rows.values():
         marks = " ".join(f"{'yes' if b in r['backends'] else '-':6s}" for b in names)
-        print(f"{r['op']:28s} {','.join(map(str, r['versions'])):18s} {marks}  {' '.join(r['dtypes'])}")
+        print(f"{r['op']:28s} {','.join(map(str, r['versions'])):18s} {marks}  {_dtype_cell(r['dtypes'])}")
     return 0
+
+
+_TENSOR = re.compile(r"tensor\(([^()]*)\)")
+_COMMON = ["float", "float16", "bfloat16", "double"] + [f"{s}int{b}" for b in (8, 16, 32, 64) for s in ("", "u")]
+
+
+def _dtype_cell(types: Sequence[str], width: int = 80) -> str:
+    """The tensor dtypes of an op, the common ones first, cut to `width` characters with a count of the rest
+    (--json lists them all)."""
+    rank = {t: i for i, t in enumerate([*_COMMON, "bool"])}
+    plain = sorted((t for t in types if "(" not in t), key=lambda t: (rank.get(t, len(rank)), t))
+    nested = len(types) - len(plain)
+    shown: list[str] = []
+    for t in plain:
+        if len(" ".join([*shown, t])) > width:
+            break
+        shown.append(t)
+    rest = len(plain) - len(shown)
+    return " ".join(shown) + (f" +{rest} more" if rest else "") + (f" +{nested} seq/optional" if nested else "")
 
 
 def cmd_demo(a: argparse.Namespace) -> int:

@@ -84,8 +84,11 @@ def cmd_verify(a: argparse.Namespace) -> int:
             f"vector {c.vector:<3d} {c.output:24s} max abs error {c.max_abs:.3g}  relative {c.relative:.3g}  "
             f"{'ok' if c.ok else 'MISMATCH'}"
         )
-    worst = max(checks, key=lambda c: (not c.ok, c.relative))
-    print(f"max error  {worst.max_abs:.3g} (relative {worst.relative:.3g}; tolerance {a.tolerance:g})")
+    worst = max(checks, key=lambda c: (not c.ok, c.relative))  # a mismatch first, then the worst relative error
+    print(
+        f"max error  relative {worst.relative:.3g} (tolerance {a.tolerance:g}) at vector {worst.vector} "
+        f"output {worst.output!r}, whose max abs error is {worst.max_abs:.3g}"
+    )
     ok = all(c.ok for c in checks)
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1

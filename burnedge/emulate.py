@@ -79,12 +79,7 @@ def _exact(b: Bundle) -> bool:
 
 def stage(b: Bundle, target: Target, folder: Path, tolerance: float = 1e-4) -> Path:
     """Writes the runner's folder for `target` (see the module docstring); returns the job file."""
-    libs = b.manifest["libraries"]
-    if target.name not in libs:
-        raise EmulationError(
-            f"{b.path}: the bundle carries no library for target {target.name!r} (it has: {', '.join(libs) or '-'}); "
-            f"export it with --target {target.name}"
-        )
+    libs = _libraries(b, target)
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copy(backends.lookup(b.backend).runner(target), folder / "runner")
     (folder / "model.so").write_bytes(b.member(libs[target.name]["path"]))
@@ -121,6 +116,17 @@ def stage(b: Bundle, target: Target, folder: Path, tolerance: float = 1e-4) -> P
     job = folder / "job.txt"
     job.write_text("\n".join(lines) + "\n")
     return job
+
+
+def _libraries(b: Bundle, target: Target) -> dict:
+    """The bundle's libraries, after checking that one is for `target`."""
+    libs = b.manifest["libraries"]
+    if target.name not in libs:
+        raise EmulationError(
+            f"{b.path}: the bundle carries no library for target {target.name!r} (it has: {', '.join(libs) or '-'}); "
+            f"export it with --target {target.name}"
+        )
+    return libs
 
 
 def _command(target: Target, runner: str, folder: Path, threads: int) -> list[str]:
@@ -188,11 +194,21 @@ def emulate(
     t = target if isinstance(target, Target) else get(target)
     if not b.vectors():
         raise EmulationError(f"{b.path}: the bundle carries no test vectors (export it with test_vectors >= 1)")
+    try:
+        _libraries(b, t)
+        no_library = None
+    except EmulationError as exc:
+        no_library = exc  # the news, said first; a missing emulator too is said after it, so one run says both
     with tempfile.TemporaryDirectory(prefix="burnedge-emulate-") as tmp:
         folder = Path(keep) if keep is not None else Path(tmp)
         if keep is not None and folder.exists() and any(folder.iterdir()) and not (folder / "job.txt").is_file():
             raise EmulationError(f"{folder} exists and is not a runner folder; refusing to write into it")
-        cmd = _command(t, runner, folder, threads)  # first: a missing emulator or engine fails before any build
+        try:
+            cmd = _command(t, runner, folder, threads)  # before staging: a missing emulator or engine fails early
+        except EmulationError as exc:
+            raise EmulationError(f"{no_library}. Also: {exc}" if no_library else str(exc)) from None
+        if no_library is not None:
+            raise no_library
         stage(b, t, folder, tolerance)
         t0 = time.perf_counter()
         try:

@@ -7,6 +7,8 @@ The rule (also in the README):
   sample i taking index i of every array);
 - an ``.npy`` is for a model with one (non-constant) input: the input's exact shape (one feed dict) or with one
   extra leading axis (N feed dicts);
+- for an input whose batch (first) dimension is 1, a natural batch of N also works: an array of shape
+  ``(N, *shape[1:])`` (``(64, 1, 28, 28)`` for an input ``[1, 1, 28, 28]``) is N samples of batch 1;
 - a folder: its .npy and .npz files, in sorted file-name order (other files are ignored; subfolders are not read).
 
 Values are converted to the input's dtype when that loses nothing: any float or integer array for a float input
@@ -45,7 +47,7 @@ def _convert(arr: np.ndarray, dtype: np.dtype, where: str) -> np.ndarray:
 
 def _samples(arrays: dict[str, np.ndarray], graph: Graph, file: str) -> list[dict[str, np.ndarray]]:
     """The feed dicts of one file's arrays (by input name), per the rule in the module docstring."""
-    names = list(graph.inputs)
+    arrays, names = dict(arrays), list(graph.inputs)
     unknown = sorted(set(arrays) - set(names))
     if unknown:
         raise InputError(f"{file}: unknown input(s) {unknown}; the model's inputs are {names}")
@@ -55,6 +57,9 @@ def _samples(arrays: dict[str, np.ndarray], graph: Graph, file: str) -> list[dic
     counts = {}
     for n in names:
         shape, got = tuple(graph.values[n].shape), tuple(arrays[n].shape)
+        if len(got) == len(shape) > 0 and shape[0] == 1 and got[1:] == shape[1:] and got[0] != 1:
+            arrays[n] = arrays[n].reshape(got[0], *shape)  # a natural batch of N for a batch-1 input: N samples
+            got = tuple(arrays[n].shape)
         if got == shape:
             counts[n] = None
         elif got[1:] == shape:
@@ -63,6 +68,7 @@ def _samples(arrays: dict[str, np.ndarray], graph: Graph, file: str) -> list[dic
             raise InputError(
                 f"{file}: input {n!r} has shape {list(got)}; expected {list(shape)} (one sample) or "
                 f"[N, {', '.join(map(str, shape))}] (N samples)"
+                + (f" or [N, {', '.join(map(str, shape[1:]))}] (a batch of N)" if shape and shape[0] == 1 else "")
             )
     batched = {c for c in counts.values()}
     if len(batched) != 1:

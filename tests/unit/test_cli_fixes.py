@@ -221,3 +221,76 @@ def test_scalar_inputs_round_trip_through_vectors(tmp_path, capsys):
     assert feeds["s"].shape == ()
     assert main(["verify", str(out)]) == 0
     assert main(["bench", str(out), "--runs", "2", "--warmup", "0", "--vs", "none"]) == 0
+
+
+# -- 5. verify's summary names the worst row ------------------------------------------------------------------------
+def test_verify_summary_names_the_worst_relative_row(tmp_path, capsys):
+    from burnedge.bundle import writer
+
+    b = bundle.read(burnedge.export(save(mlp(), tmp_path / "mlp.onnx"), tmp_path / "mlp.bedge"))
+    members = dict(b.members)
+    for i, error in ((0, 0.01), (1, 0.5)):  # off by a little in vector 0, by more in vector 1
+        arrays = bundle.decode_npz(members[f"vectors/{i}.npz"])
+        arrays["out_0"] = arrays["out_0"] + np.float32(error)
+        members[f"vectors/{i}.npz"] = bundle.encode_npz(arrays)
+    manifest = {k: v for k, v in b.manifest.items() if k != "files"}
+    bad = writer.write(tmp_path / "bad.bedge", manifest, members)
+    assert main(["verify", str(bad), "--tolerance", "10"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = {int(line.split()[1]): line for line in lines if line.startswith("vector ")}
+    summary = next(line for line in lines if line.startswith("max error"))
+    assert "vector 1" in summary and "'y'" in summary
+    worst_abs = rows[1].split("max abs error ")[1].split()[0]
+    assert summary.rstrip().endswith(f"max abs error is {worst_abs}")
+
+
+# -- 6. emulate: the missing library first --------------------------------------------------------------------------
+def test_emulate_says_the_library_is_missing_before_qemu(tmp_path, monkeypatch):
+    from burnedge.emulate import EmulationError, emulate
+
+    out = burnedge.export(save(mlp(), tmp_path / "mlp.onnx"), tmp_path / "mlp.bedge")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no QEMU either
+    with pytest.raises(EmulationError) as info:
+        emulate(out, "rpi4")
+    message = str(info.value)
+    assert message.startswith(f"{out}: the bundle carries no library for target 'rpi4'")
+    assert message.index("no library") < message.index("QEMU")
+
+
+# -- 7. the ops table -----------------------------------------------------------------------------------------------
+def test_ops_dtype_column_is_readable_and_json_complete(capsys):
+    assert main(["ops"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(map(len, lines)) <= 180
+    text = {line.split()[0]: line for line in lines[2:]}
+    cell = text["If"].split("yes", 1)[1]
+    assert "(" not in cell.replace("seq/optional", "") and "float" in cell and "more" in cell
+    assert main(["ops", "--json"]) == 0
+    rows = {r["op"]: r for r in json.loads(capsys.readouterr().out)}
+    types = rows["If"]["dtypes"]
+    assert "float" in types and "seq(float)" in types and "optional(seq(float))" in types
+    assert all(t.count("(") == t.count(")") for r in rows.values() for t in r["dtypes"])
+
+
+# -- 8. calibration takes a natural batch ---------------------------------------------------------------------------
+def test_calibration_takes_a_natural_batch(tmp_path):
+    from burnedge.quantize.data import load_calibration
+
+    graph = burnedge.load(save(mlp(), tmp_path / "mlp.onnx")).graph  # x [1, 4]
+    data = np.random.default_rng(0).standard_normal((64, 4)).astype(np.float32)
+    np.save(tmp_path / "natural.npy", data)
+    feeds = load_calibration(tmp_path / "natural.npy", graph)
+    assert len(feeds) == 64 and feeds[5]["x"].shape == (1, 4)
+    np.testing.assert_array_equal(feeds[5]["x"][0], data[5])
+    np.save(tmp_path / "one.npy", data[:1])  # (1, 4): the input's own shape, one sample
+    assert len(load_calibration(tmp_path / "one.npy", graph)) == 1
+    np.save(tmp_path / "stacked.npy", data.reshape(64, 1, 4))  # the documented [N, 1, 4]
+    assert len(load_calibration(tmp_path / "stacked.npy", graph)) == 64
+
+
+def test_calibration_natural_batch_from_the_cli(tmp_path, capsys):
+    model = save(mlp(), tmp_path / "mlp.onnx")
+    np.save(tmp_path / "cal.npy", np.random.default_rng(0).standard_normal((64, 4)).astype(np.float32))
+    argv = ["quantize", str(model), "-o", str(tmp_path / "q.bedge"), "--calibration", str(tmp_path / "cal.npy")]
+    assert main(argv) == 0
+    assert bundle.read(tmp_path / "q.bedge").manifest["quantization"]["calibration_batches"] == 64
