@@ -9,15 +9,16 @@ The rule, per output channel c (w_c its K weights, b_c its bias, s_in the input'
 ``X = max(x_zp - qmin, qmax - x_zp)`` the largest |x - x_zp| an int8 input can have):
 
 1. ``s_c = max(max|w_c| / 127, REL_FLOOR * max_c' max|w_c'| / 127)``: a channel far below the largest one gets a
-   scale of at least 2^-12 of the largest channel's; its weight error stays 4096x below that channel's (and below
-   1/4096 of an output step), while its bias scale stays sane;
+   scale of at least 2^-12 of the largest channel's: its weight rounding error stays 4096x below that channel's
+   (which the per-tensor output step already absorbs), and its bias scale stays sane;
 2. ``room_c = INT32_MAX - X * sum_k |round(w_ck / s_c)|``, what the weights leave of int32; the bias may use half:
    ``s_c = max(s_c, |b_c| / (s_in * room_c / 2))``. Raising a scale only shrinks |q(w)|, so the weights' share
    does not grow, and ``|q(b_c)| <= room_c / 2 + 1/2``: the bias provably fits with the weights' share beside it;
 3. the proof, on the integers actually emitted (`accumulator_range`): with x - x_zp anywhere in
    ``[qmin - x_zp, qmax - x_zp]`` (the calibrated range; padding's 0 lies inside), the accumulator of every
-   channel stays inside int32, and C's raw sum ``128 * sum_k |q(w_ck)|`` too. A layer that fails (only when the
-   weights alone can overflow: K in the tens of thousands) stays float, with the reason (`int8_weights`).
+   channel stays inside int32, and C's raw sum ``128 * sum_k |q(w_ck)|`` too. A layer that fails (after steps 1-2
+   only when the weights alone can overflow: K in the tens of thousands) stays float, with the reason
+   (`int8_weights`). An imported QDQ model brings its own scales: there only the proof applies (`qdq/matchers.py`).
 """
 
 from __future__ import annotations
