@@ -157,6 +157,7 @@ def _ort_session(b: Any, threads: int):
 
 def cmd_bench(a: argparse.Namespace) -> int:
     from . import bundle
+    from .bundle.vectors import as_declared
     from .session import Session
 
     if a.runs < 1 or a.warmup < 0:
@@ -165,6 +166,7 @@ def cmd_bench(a: argparse.Namespace) -> int:
     sess = Session(b, backend=f"profiled<{b.backend}>" if a.profile else b.backend, threads=a.threads)
     vectors = b.vectors()
     feeds = vectors[0][0] if vectors else {t.name: np.zeros(t.shape, t.dtype) for t in b.inputs}
+    feeds = as_declared(feeds, {t.name: t.shape for t in b.inputs})  # a scalar of an older bundle: shape (1,)
     for _ in range(a.warmup):
         sess.run(feeds)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * (1 if sys.platform == "darwin" else 1024)

@@ -20,6 +20,7 @@ from safetensors.numpy import save
 
 from . import backends, bundle, compiler
 from .bundle import Bundle, BundleError, encode_npz, example_inputs
+from .bundle.vectors import as_declared
 from .feeds import Check, check_feeds, compare
 from .files import write_atomic
 from .importers import bound, load
@@ -62,9 +63,10 @@ def _source(
         loaded = load(Path(model), input_shapes=input_shapes, bind=bind)
         proto = read(Path(model))
     for name, value in bound(proto, bind).items():
-        kept = [vi for vi in proto.graph.input if vi.name != name]
-        del proto.graph.input[:]
-        proto.graph.input.extend(kept)
+        for field in (proto.graph.input, proto.graph.initializer):
+            kept = [item for item in field if item.name != name]
+            del field[:]
+            field.extend(kept)
         proto.graph.initializer.append(numpy_helper.from_array(value, name))
     return loaded, proto.SerializeToString()
 
@@ -341,7 +343,9 @@ def verify(source: Bundle | str | os.PathLike[str], threads: int = 1, tolerance:
         raise BundleError(f"{b.path}: the bundle carries no test vectors (export it with test_vectors >= 1)")
     model = backends.lookup(b.backend).load(b, threads)
     checks = []
+    ins, outs = {t.name: t.shape for t in b.inputs}, {t.name: t.shape for t in b.outputs}
     for i, (feeds, refs) in enumerate(vectors):
+        feeds, refs = as_declared(feeds, ins), as_declared(refs, outs)
         got = model.run(check_feeds(b.inputs, feeds, where=f"{b.path} test vector {i}"))
         checks.extend(Check(i, name, *compare(got[name], ref, tolerance)) for name, ref in refs.items())
     return checks

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from ..errors import BundleError
 from ..ir import Graph
 
-__all__ = ["decode_npz", "encode_npz", "example_inputs"]
+__all__ = ["as_declared", "decode_npz", "encode_npz", "example_inputs"]
 
 
 def example_inputs(graph: Graph, seed: int = 0) -> dict[str, np.ndarray]:
@@ -52,6 +53,17 @@ def encode_npz(arrays: dict[str, np.ndarray]) -> bytes:
             np.lib.format.write_array(member, np.ascontiguousarray(arr).reshape(arr.shape), allow_pickle=False)
             zf.writestr(zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0)), member.getvalue())
     return buf.getvalue()
+
+
+def as_declared(arrays: Mapping[str, np.ndarray], shapes: Mapping[str, Sequence[int]]) -> dict[str, np.ndarray]:
+    """`arrays` with each 0-d tensor back in shape (): bundles written before encode_npz kept scalars stored them
+    as shape (1,)."""
+    out = dict(arrays)
+    for name, shape in shapes.items():
+        arr = out.get(name)
+        if arr is not None and len(shape) == 0 and arr.shape == (1,):
+            out[name] = arr.reshape(())
+    return out
 
 
 def decode_npz(data: bytes) -> dict[str, np.ndarray]:

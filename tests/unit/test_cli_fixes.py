@@ -294,3 +294,17 @@ def test_calibration_natural_batch_from_the_cli(tmp_path, capsys):
     argv = ["quantize", str(model), "-o", str(tmp_path / "q.bedge"), "--calibration", str(tmp_path / "cal.npy")]
     assert main(argv) == 0
     assert bundle.read(tmp_path / "q.bedge").manifest["quantization"]["calibration_batches"] == 64
+
+
+def test_scalars_of_an_older_bundle_stored_as_shape_1_still_verify_and_bench(tmp_path, capsys):
+    from burnedge.bundle import writer
+
+    b = bundle.read(burnedge.export(save(scalar_model(), tmp_path / "s.onnx"), tmp_path / "s.bedge"))
+    members = dict(b.members)
+    for name in b.manifest["vectors"]:  # as encode_npz wrote them before: np.ascontiguousarray made () into (1,)
+        arrays = {k: v.reshape(1) if v.ndim == 0 else v for k, v in bundle.decode_npz(members[name]).items()}
+        members[name] = bundle.encode_npz(arrays)
+    old = writer.write(tmp_path / "old.bedge", {k: v for k, v in b.manifest.items() if k != "files"}, members)
+    assert bundle.read(old).vectors()[0][0]["s"].shape == (1,)
+    assert main(["verify", str(old)]) == 0
+    assert main(["bench", str(old), "--runs", "2", "--warmup", "0", "--vs", "none"]) == 0
