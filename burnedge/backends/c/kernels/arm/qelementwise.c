@@ -16,16 +16,7 @@
 #include "qelementwise.h"
 #include "arm_qgemm.h"
 
-static inline int8_t qadd1(int32_t a, int32_t b, const be_qbin *p) {
-    const int64_t v = (int64_t)(a - p->a_zp) * p->am + (int64_t)(b - p->b_zp) * p->bm;
-    const int64_t y = p->y_zp + ((v + ((int64_t)1 << (p->shift - 1))) >> p->shift);
-    return (int8_t)(y < p->lo ? p->lo : (y > p->hi ? p->hi : y));
-}
-
-static inline int8_t qmul1(int32_t a, int32_t b, const be_qbin *p) {
-    return be_rq1((a - p->a_zp) * (b - p->b_zp), p->m, p->s, p->lim, p->y_zp, p->lo, p->hi);
-}
-
+#include "qelementwise_common.h"
 
 static inline __attribute__((always_inline)) int16x8_t load8n(const int8_t *x, long s, long i, int16x8_t zp) {
     return vsubq_s16(vmovl_s8(s ? vld1_s8(x + i) : vdup_n_s8(x[0])), zp);
@@ -64,59 +55,18 @@ long be_qbinary_neon_row(const int8_t *a, long sa, const int8_t *b, long sb, int
     return i;
 }
 
-static void row(const int8_t *a, long sa, const int8_t *b, long sb, int8_t *y, long n, const be_qbin *p) {
-    long i = 0;
+/* row: the set's vector head (i advanced past it), before the scalar rule */
+#define QBIN_ROW_VEC()                                                                                                 \
     if ((sa == 0 || sa == 1) && (sb == 0 || sb == 1)) i = be_qbinary_neon_row(a, sa, b, sb, y, n, p);
-    if (p->op == BE_QADD)
-        for (; i < n; i++) y[i] = qadd1(a[i * sa], b[i * sb], p);
-    else
-        for (; i < n; i++) y[i] = qmul1(a[i * sa], b[i * sb], p);
-}
 
-void be_qbinary_i8(const int8_t *a, const int8_t *b, int8_t *y, int nd, const long *shape, const long *sa,
-                   const long *sb, const be_qbin *p, int threads) {
-    const long n = nd ? shape[nd - 1] : 1, piece = 4096;
-    long rows = 1;
-    for (int d = 0; d + 1 < nd; d++) rows *= shape[d];
-    const long pieces = (n + piece - 1) / piece, items = rows * pieces;
-    const long ia = nd ? sa[nd - 1] : 0, ib = nd ? sb[nd - 1] : 0;
-    const int par = threads > 1 && rows * n > 32768 && items > 1;
-#pragma omp parallel for num_threads(threads) schedule(static) if (par)
-    for (long it = 0; it < items; it++) {
-        long r = it / pieces, oa = 0, ob = 0;
-        const long j0 = (it % pieces) * piece, len = n - j0 < piece ? n - j0 : piece;
-        const long yo = r * n + j0;
-        for (int d = nd - 2; d >= 0; d--) {
-            const long k = r % shape[d];
-            r /= shape[d];
-            oa += k * sa[d];
-            ob += k * sb[d];
-        }
-        row(a + oa + j0 * ia, ia, b + ob + j0 * ib, ib, y + yo, len, p);
+/* be_qrequant_i8: the set's vector head of an item (i advanced past it) */
+#define QREQ_VEC()                                                                                                     \
+    const int16x8_t xzp = vdupq_n_s16((int16_t)x_zp), zp16 = vdupq_n_s16((int16_t)y_zp);                               \
+    const be_rqn q = be_rqn_bcast(m, s, lim);                                                                          \
+    for (; i + 8 <= end; i += 8) {                                                                                     \
+        const int16x8_t v = vsubq_s16(vmovl_s8(vld1_s8(x + i)), xzp);                                                  \
+        const int32x4_t t0 = be_rq4n(vmovl_s16(vget_low_s16(v)), &q), t1 = be_rq4n(vmovl_s16(vget_high_s16(v)), &q);   \
+        vst1_s8(y + i, be_rqn_pack8(t0, t1, zp16, vdup_n_s8(-128), vdup_n_s8(127)));                                   \
     }
-}
 
-void be_qlut_i8(const int8_t *x, int8_t *y, const int8_t *table, long n, int threads) {
-    const int par = threads > 1 && n > 65536;
-#pragma omp parallel for num_threads(threads) schedule(static) if (par)
-    for (long i = 0; i < n; i++) y[i] = table[x[i] + 128];
-}
-
-void be_qrequant_i8(const int8_t *x, int8_t *y, long n, int32_t x_zp, int32_t y_zp, int32_t m, int32_t s,
-                    int32_t lim, int threads) {
-    const long piece = 4096, items = (n + piece - 1) / piece;
-    const int par = threads > 1 && n > 32768;
-#pragma omp parallel for num_threads(threads) schedule(static) if (par)
-    for (long it = 0; it < items; it++) {
-        long i = it * piece;
-        const long end = i + piece < n ? i + piece : n;
-        const int16x8_t xzp = vdupq_n_s16((int16_t)x_zp), zp16 = vdupq_n_s16((int16_t)y_zp);
-        const be_rqn q = be_rqn_bcast(m, s, lim);
-        for (; i + 8 <= end; i += 8) {
-            const int16x8_t v = vsubq_s16(vmovl_s8(vld1_s8(x + i)), xzp);
-            const int32x4_t t0 = be_rq4n(vmovl_s16(vget_low_s16(v)), &q), t1 = be_rq4n(vmovl_s16(vget_high_s16(v)), &q);
-            vst1_s8(y + i, be_rqn_pack8(t0, t1, zp16, vdup_n_s8(-128), vdup_n_s8(127)));
-        }
-        for (; i < end; i++) y[i] = be_rq1(x[i] - x_zp, m, s, lim, y_zp, -128, 127);
-    }
-}
+#include "qelementwise_loops.h"
