@@ -166,7 +166,7 @@ def cmd_run(a: argparse.Namespace) -> int:
     outs = sess.run(cli_inputs.fit_feeds(feeds, sess.inputs))
     if a.output_dir:
         out_dir = Path(a.output_dir)
-        out_dir.mkdir(parents=True, exist_ok=True)
+        cli_inputs.make_folder(out_dir, "--output-dir")
     for name, arr in outs.items():
         stats = ""
         if arr.size and arr.dtype.kind in "fiub":
@@ -389,3 +389,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `burnedge ops | head`: the reader left; that is not an error
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps the interpreter's final flush quiet
         return 0
+    except OSError as exc:  # a file or folder the command cannot read or write (permissions, a full disk ...)
+        where = f" {exc.filename!r}" if exc.filename else ""
+        print(f"burnedge: error: cannot use{where}: {exc.strerror or exc}", file=sys.stderr)
+        return 2

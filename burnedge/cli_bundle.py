@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .cli_inputs import binds, parent_folder
+from .cli_inputs import binds, parent_folder, writable_folder
 from .errors import BurnedgeError
 from .files import write_atomic
 
@@ -42,6 +42,7 @@ def cmd_export(a: argparse.Namespace, shapes: dict[str, tuple[int, ...]]) -> int
         bind=binds(a.bind),
     )
     parent_folder(getattr(a, "report", None), "--report")
+    writable_folder(out, "-o")
     if getattr(a, "quantize", None):
         path = _export_int8(a, out, options)
     else:

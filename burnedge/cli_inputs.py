@@ -12,7 +12,17 @@ import numpy as np
 
 from .errors import BurnedgeError
 
-__all__ = ["UsageError", "add_bind", "binds", "fit_feeds", "load_model", "no_bind_for_bundle", "parent_folder"]
+__all__ = [
+    "UsageError",
+    "add_bind",
+    "binds",
+    "fit_feeds",
+    "load_model",
+    "make_folder",
+    "no_bind_for_bundle",
+    "parent_folder",
+    "writable_folder",
+]
 
 BIND_HELP = "fix an input to a constant: a .npy file or a number or comma list (dtype: the input's); repeatable"
 
@@ -117,10 +127,28 @@ def parent_folder(path: Path | None, option: str) -> None:
     """Makes the folder `path` is to be written into (--timeline, --report), or says in one line why it cannot."""
     if path is None:
         return
-    parent = Path(path).parent
-    if parent.is_dir():
+    if Path(path).is_dir():
+        example = Path(path) / ("arena.svg" if option == "--timeline" else "report.html")
+        raise UsageError(f"{option} {path}: that is a folder; give the file to write (a name such as {example})")
+    make_folder(Path(path).parent, option, path)
+
+
+def writable_folder(path: Path, option: str) -> None:
+    """Says in one line when the folder `path` is to go into cannot be made: a file stands where a folder must be
+    (the writer makes missing folders itself, after the work)."""
+    for folder in Path(path).absolute().parents:
+        if folder.exists():
+            if not folder.is_dir():
+                raise UsageError(f"{option} {path}: cannot make the folder {folder} (a file of that name exists)")
+            return
+
+
+def make_folder(folder: Path, option: str, given: Path | str | None = None) -> None:
+    """Makes `folder` (and its parents) for `option`, or says in one line why it cannot."""
+    if folder.is_dir():
         return
     try:
-        parent.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UsageError(f"{option} {path}: cannot make the folder {parent} ({exc.strerror or exc})") from None
+        why = "a file of that name exists" if isinstance(exc, FileExistsError) else exc.strerror or exc
+        raise UsageError(f"{option} {given or folder}: cannot make the folder {folder} ({why})") from None

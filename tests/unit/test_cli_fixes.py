@@ -169,6 +169,35 @@ def test_timeline_where_no_folder_can_be_made_is_one_line(tmp_path, capsys):
     _one_line_error(capsys, "--timeline")
 
 
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["export", "{model}", "-o", "{tmp}/file/m.bedge"], "-o {tmp}/file/m.bedge: cannot make the folder"),
+        (["run", "{model}", "--input", "x={tmp}/x.npy", "--output-dir", "{tmp}/file"], "--output-dir {tmp}/file:"),
+        (["inspect", "{bundle}", "--timeline", "{tmp}"], "that is a folder; give the file to write"),
+    ],
+)
+def test_unwritable_paths_are_one_line(argv, message, tmp_path, capsys):
+    model = save(mlp(), tmp_path / "mlp.onnx")
+    out = burnedge.export(model, tmp_path / "mlp.bedge")
+    np.save(tmp_path / "x.npy", X)
+    (tmp_path / "file").write_text("")
+    argv = [a.format(model=model, bundle=out, tmp=tmp_path) for a in argv]
+    assert main(argv) == 2
+    _one_line_error(capsys, message.format(tmp=tmp_path))
+
+
+def test_an_os_error_is_one_line(tmp_path, monkeypatch, capsys):
+    from burnedge import cli_bundle
+
+    def denied(a):
+        raise PermissionError(13, "Permission denied", str(tmp_path / "m.bedge"))
+
+    monkeypatch.setattr(cli_bundle, "cmd_verify", denied)
+    assert main(["verify", str(tmp_path / "m.bedge")]) == 2
+    _one_line_error(capsys, "m.bedge': Permission denied")
+
+
 def test_report_into_a_missing_folder_makes_it(tmp_path, capsys):
     model = save(mlp(), tmp_path / "mlp.onnx")
     np.save(tmp_path / "cal.npy", np.random.default_rng(0).standard_normal((8, 1, 4)).astype(np.float32))
