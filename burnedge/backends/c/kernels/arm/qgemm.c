@@ -36,7 +36,6 @@ static void tile_portable(long k2, const int16_t *a, const int8_t *b, int mr, in
     }
 }
 
-
 /* bias + requantisation of a tile's 4-column groups g < ng (columns c0 + 4g ..), stores of at most nr columns */
 static inline __attribute__((always_inline)) void epi_neon(const int rows, int32x4_t acc[BE_QMR][4], const int ng,
                                                            int c0, int nr, int8_t *y, long ldy, const be_qepi *e,
@@ -268,72 +267,27 @@ static void pack_a_rows(const int8_t *a, long lda, long K, long kread, int32_t z
     }
 }
 
-void be_qgemm_i8(long M, long N, long K, const int8_t *a, long lda, int32_t a_zp, const int8_t *bpack, int8_t *y,
-                 long ldy, const be_qepi *e, int16_t *scratch, int threads) {
-    const long k2 = (K + 1) / 2, mp = (M + BE_QMR - 1) / BE_QMR, np = (N + BE_QNR - 1) / BE_QNR;
-    int nt = threads < BE_Q_MAX_THREADS ? threads : BE_Q_MAX_THREADS;
-    if ((double)M * N * K < 100000.0) nt = 1;
-    /* split columns when there are too few row panels to feed the threads */
-    long nchunks = 1;
-    if (nt > 1 && mp < 2 * nt) nchunks = np < 2 * nt ? np : 2 * nt;
-    const long jobs = mp * nchunks;
-    if (nt > jobs) nt = (int)jobs;
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (int t = 0; t < nt; t++) {
-        int16_t *ap = scratch + (long)t * k2 * BE_QMR * 2;
-        long packed = -1;
-        for (long job = t; job < jobs; job += nt) {
-            const long p = job / nchunks, ch = job % nchunks;
-            const long i0 = p * BE_QMR;
-            const int mr = (int)(M - i0 < BE_QMR ? M - i0 : BE_QMR);
 #ifdef BE_ISA_DOTPROD
-            const int quads = a_zp == 0; /* raw int8 A: sdot; else the int16 tile takes A - a_zp */
-#else
-            const int quads = 0;
-#endif
-            if (packed != p) {
-#ifdef BE_ISA_DOTPROD
-                if (quads)
-                    pack_a_quads(a + i0 * lda, lda, K, mr, (int8_t *)ap);
-                else
-#endif
-                    pack_a_rows(a + i0 * lda, lda, K, K, a_zp, mr, ap);
-                packed = p;
-            }
-            const long q0 = np * ch / nchunks, q1 = np * (ch + 1) / nchunks;
-            for (long q = q0; q < q1; q++) {
-                const long j0 = q * BE_QNR;
-                const int nr = (int)(N - j0 < BE_QNR ? N - j0 : BE_QNR);
-#ifdef BE_ISA_DOTPROD
-                if (quads) {
-                    be_qgemm_tile_sdot(k2, (const int8_t *)ap, bpack + q * k2 * 32, 0, mr, nr, y + i0 * ldy + j0,
-                                       ldy, e, i0, j0);
-                    continue;
-                }
-#endif
-                (void)quads;
-                be_qgemm_tile(k2, ap, bpack + q * k2 * 32, mr, nr, y + i0 * ldy + j0, ldy, e, i0, j0);
-            }
-        }
+/* raw int8 A (no zero point) as quads for the sdot tile; else the int16 tile takes A - a_zp */
+#define QG_A_QUADS a_zp == 0
+#define QG_PACK_QUADS()                                                                                                \
+    if (quads)                                                                                                         \
+        pack_a_quads(a + i0 * lda, lda, K, mr, (int8_t *)ap);                                                          \
+    else
+#define QG_TILE_QUADS()                                                                                                \
+    if (quads) {                                                                                                       \
+        be_qgemm_tile_sdot(k2, (const int8_t *)ap, bpack + q * k2 * 32, 0, mr, nr, y + i0 * ldy + j0, ldy, e, i0, j0); \
+        continue;                                                                                                      \
     }
-}
+#define QG_PANEL_PACK() ((void)kread, pack_a_quads(a, lda, K, mr, (int8_t *)apanel))
+#define QG_PANEL_TILE()                                                                                                \
+    be_qgemm_tile_sdot(k2, (const int8_t *)apanel, bpack + q * k2 * 32, 0, mr, nr, y + j0, ldy, e, i0, j0)
+#else
+#define QG_A_QUADS 0
+#define QG_PACK_QUADS()
+#define QG_TILE_QUADS()
+#define QG_PANEL_PACK() pack_a_rows(a, lda, K, kread, 0, mr, (int16_t *)apanel)
+#define QG_PANEL_TILE() be_qgemm_tile(k2, (const int16_t *)apanel, bpack + q * k2 * 32, mr, nr, y + j0, ldy, e, i0, j0)
+#endif
 
-void be_qgemm_panel(const int8_t *a, long lda, long K, long kread, int mr, long N, const int8_t *bpack, int8_t *y,
-                    long ldy, const be_qepi *e, long i0, void *apanel) {
-    const long k2 = (K + 1) / 2, np = (N + BE_QNR - 1) / BE_QNR;
-#ifdef BE_ISA_DOTPROD
-    (void)kread;
-    pack_a_quads(a, lda, K, mr, (int8_t *)apanel);
-#else
-    pack_a_rows(a, lda, K, kread, 0, mr, (int16_t *)apanel);
-#endif
-    for (long q = 0; q < np; q++) {
-        const long j0 = q * BE_QNR;
-        const int nr = (int)(N - j0 < BE_QNR ? N - j0 : BE_QNR);
-#ifdef BE_ISA_DOTPROD
-        be_qgemm_tile_sdot(k2, (const int8_t *)apanel, bpack + q * k2 * 32, 0, mr, nr, y + j0, ldy, e, i0, j0);
-#else
-        be_qgemm_tile(k2, (const int16_t *)apanel, bpack + q * k2 * 32, mr, nr, y + j0, ldy, e, i0, j0);
-#endif
-    }
-}
+#include "qgemm_loops.h"

@@ -1,6 +1,8 @@
 /* Internal to the kernel sets: the job loop of the int8 GEMM and its one-panel form (reference/qgemm.c has the
  * algorithm). A set's qgemm.c defines be_qgemm_tile and pack_a_rows (A rows minus a_zp as int16-pair panels)
- * first, then includes this; arm/qgemm.c keeps its own loop, whose sdot paths run inside it. */
+ * first, and the hooks of a quad (sdot) path: QG_A_QUADS (does be_qgemm_i8 pack A as quads: 0 without one),
+ * QG_PACK_QUADS() and QG_TILE_QUADS() (statements over its locals: the quad packing `else`, the quad tile then
+ * continue), QG_PANEL_PACK() and QG_PANEL_TILE() (be_qgemm_panel's packing and tile), then includes this. */
 #ifndef BURNEDGE_QGEMM_LOOPS_H
 #define BURNEDGE_QGEMM_LOOPS_H
 
@@ -24,15 +26,17 @@ void be_qgemm_i8(long M, long N, long K, const int8_t *a, long lda, int32_t a_zp
             const long p = job / nchunks, ch = job % nchunks;
             const long i0 = p * BE_QMR;
             const int mr = (int)(M - i0 < BE_QMR ? M - i0 : BE_QMR);
-            const int quads = 0;
+            const int quads = QG_A_QUADS; /* A panels as int8 quads for the set's sdot tile */
             if (packed != p) {
-                    pack_a_rows(a + i0 * lda, lda, K, K, a_zp, mr, ap);
+                QG_PACK_QUADS()
+                pack_a_rows(a + i0 * lda, lda, K, K, a_zp, mr, ap);
                 packed = p;
             }
             const long q0 = np * ch / nchunks, q1 = np * (ch + 1) / nchunks;
             for (long q = q0; q < q1; q++) {
                 const long j0 = q * BE_QNR;
                 const int nr = (int)(N - j0 < BE_QNR ? N - j0 : BE_QNR);
+                QG_TILE_QUADS()
                 (void)quads;
                 be_qgemm_tile(k2, ap, bpack + q * k2 * 32, mr, nr, y + i0 * ldy + j0, ldy, e, i0, j0);
             }
@@ -43,11 +47,11 @@ void be_qgemm_i8(long M, long N, long K, const int8_t *a, long lda, int32_t a_zp
 void be_qgemm_panel(const int8_t *a, long lda, long K, long kread, int mr, long N, const int8_t *bpack, int8_t *y,
                     long ldy, const be_qepi *e, long i0, void *apanel) {
     const long k2 = (K + 1) / 2, np = (N + BE_QNR - 1) / BE_QNR;
-    pack_a_rows(a, lda, K, kread, 0, mr, (int16_t *)apanel);
+    QG_PANEL_PACK();
     for (long q = 0; q < np; q++) {
         const long j0 = q * BE_QNR;
         const int nr = (int)(N - j0 < BE_QNR ? N - j0 : BE_QNR);
-        be_qgemm_tile(k2, (const int16_t *)apanel, bpack + q * k2 * 32, mr, nr, y + j0, ldy, e, i0, j0);
+        QG_PANEL_TILE();
     }
 }
 

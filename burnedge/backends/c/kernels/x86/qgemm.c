@@ -182,4 +182,11 @@ static void pack_a_rows(const int8_t *a, long lda, long K, long kread, int32_t z
     }
 }
 
+/* no quad path: int16-pair panels and be_qgemm_tile everywhere (qgemm_loops.h) */
+#define QG_A_QUADS 0
+#define QG_PACK_QUADS()
+#define QG_TILE_QUADS()
+#define QG_PANEL_PACK() pack_a_rows(a, lda, K, kread, 0, mr, (int16_t *)apanel)
+#define QG_PANEL_TILE() be_qgemm_tile(k2, (const int16_t *)apanel, bpack + q * k2 * 32, mr, nr, y + j0, ldy, e, i0, j0)
+
 #include "qgemm_loops.h"
