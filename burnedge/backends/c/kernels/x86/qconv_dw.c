@@ -9,25 +9,6 @@
  */
 #include "qconv.h"
 #include "x86_qgemm.h"
-/* -- depthwise ----------------------------------------------------------------------------------------------- */
-static void dw_portable_plane(const int8_t *xp, const float *wf, int8_t *yp, const be_qepi *e, const be_qconv_geo *g,
-                              int32_t x_zp, long m) {
-    for (int oy = 0; oy < g->OH; oy++)
-        for (int ox = 0; ox < g->OW; ox++) {
-            int64_t acc = 0;
-            for (int ky = 0; ky < g->KH; ky++) {
-                const int iy = oy * g->sh - g->ph + ky * g->dh;
-                if (iy < 0 || iy >= g->H) continue;
-                for (int kx = 0; kx < g->KW; kx++) {
-                    const int ix = ox * g->sw - g->pw + kx * g->dw;
-                    if (ix < 0 || ix >= g->W) continue;
-                    acc += (int64_t)(xp[(long)iy * g->W + ix] - x_zp) * (int64_t)wf[ky * g->KW + kx];
-                }
-            }
-            uint32_t v = (uint32_t)acc + (e->bias ? (uint32_t)e->bias[m] : 0u);
-            yp[(long)oy * g->OW + ox] = be_rq1((int32_t)v, e->mult[m], e->shift[m], e->lim[m], e->zp, e->lo, e->hi);
-        }
-}
 
 /* the plane minus x_zp as floats: padded row r, column phase f, position j at buf[(r*sw + f)*row + j] */
 static void dw_fill_plane(const int8_t *xp, const be_qconv_geo *g, int32_t x_zp, long row, long rows, float *buf) {
@@ -119,7 +100,6 @@ static void dw_avx2_channel(const float *buf, long row, const long *off, const f
         dw_store8(a0, &q, bias, zp16, lo, hi, yp + oy * g->OW + cx * 8, n);
     }
 }
-
 
 void be_qdwconv2d_i8(const int8_t *x, const float *wf, int8_t *y, const be_qepi *e, const be_qconv_geo *g,
                      int32_t x_zp, float *scratch, int threads) {
