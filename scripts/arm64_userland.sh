@@ -98,7 +98,7 @@ fi
 WORK=$(mktemp -d "$ROOT/tmp/burnedge.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/src"
-cp -r "$REPO/burnedge" "$REPO/targets" "$WORK/src/"
+cp -r "$REPO/burnedge" "$WORK/src/"  # the board TOMLs are package data (burnedge/targets/)
 find "$WORK/src" -name __pycache__ -prune -exec rm -rf {} +
 if [ ${#BUNDLES[@]} = 0 ]; then
     examples="$REPO/burnedge/examples"
