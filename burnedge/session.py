@@ -24,9 +24,11 @@ class Session:
     """A model compiled for one backend. `run(feeds)` maps input names to arrays and returns outputs by name.
 
     `model` is a Model, a model path (.onnx) or an edge bundle (a .bedge file or folder, or a read Bundle). A
-    bundle runs on the C backend by default, from the library it carries (rebuilt only when it was built for
-    another CPU); on any other backend, the source model it carries runs with the bundle's input shapes. A model
-    runs on the numpy reference backend by default. `threads` sets the cores a C run uses (1: deterministic).
+    bundle runs on the backend that built it by default (the manifest says which: the C backend), from the
+    library it carries (rebuilt only when it was built for another CPU); on any other backend, the source model it
+    carries runs with the bundle's input shapes. A model is compiled by burnedge.compiler for `backend` (default
+    the numpy reference); a decorated name works too (`checked<c>`, `profiled<c>`). `threads` sets the cores a C
+    run uses (1: deterministic).
     """
 
     def __init__(self, model: Model | Bundle | str | os.PathLike[str], backend: str | None = None, threads: int = 1):
