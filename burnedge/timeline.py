@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
+from .quantize.report_svg import ellipsize_left, short_labels
+
 __all__ = ["svg", "text"]
 
 
@@ -83,7 +85,15 @@ def svg(rows: Sequence[dict[str, Any]], steps: int, arena_bytes: int, lower_boun
         y = top + off * scale
         out.append(f'<line x1="{left - 4}" y1="{y:.1f}" x2="{left}" y2="{y:.1f}" stroke="#666"/>')
         out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{_si(off)}</text>')
-    for r in sorted(rows, key=lambda r: (r["offset"], r["first"])):
+    ordered = sorted(rows, key=lambda r: (r["offset"], r["first"]))
+    named, rooms = [], []
+    for r in ordered:
+        if not r["name"].startswith("scratch of step"):
+            extra = len(r.get("tensors", ())) - 1
+            named.append(r["name"])
+            rooms.append(int((r["last"] - r["first"] + 1) * cw / 6.2) - (5 if extra > 0 else 0))
+    short = dict(zip(named, short_labels(named, rooms)))  # without the prefix every tensor shares, then fitted
+    for r in ordered:
         x, y = left + (r["first"] + 1) * cw, top + r["offset"] * scale
         w, h = (r["last"] - r["first"] + 1) * cw, max(r["bytes"] * scale, 1.0)
         scratch = r["name"].startswith("scratch of step")
@@ -95,10 +105,11 @@ def svg(rows: Sequence[dict[str, Any]], steps: int, arena_bytes: int, lower_boun
             f'<g><title>{escape(tip)}</title><rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" '
             f'fill={quoteattr(fill)} stroke="#333" stroke-width="0.6"/>'
         )
-        if h >= 11 and w >= 30:
+        if h >= 11 and w >= 8 * 6.2:  # narrower boxes: the name is in the tooltip only
             room = int(w / 6.2)
-            full = " > ".join(r.get("tensors") or [r["name"]])
-            name = full if len(full) <= room else "…" + full[-max(room - 1, 1) :]  # exporters' names differ at the end
+            extra = len(r.get("tensors", ())) - 1
+            name = short.get(r["name"]) or ellipsize_left(r["name"], room - (5 if extra > 0 else 0))
+            name += f" (+{extra})" if extra > 0 else ""
             out.append(f'<text x="{x + 3:.1f}" y="{y + min(h / 2 + 4, 13):.1f}">{escape(name)}</text>')
         out.append("</g>")
     if 0 < lower_bound < arena_bytes:

@@ -19,7 +19,7 @@ import html
 import math
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -27,6 +27,7 @@ from typing import IO
 import numpy as np
 
 from ..files import write_atomic  # re-exported for exporter.py until it imports burnedge.files
+from .report_svg import _db, sqnr_svg
 
 __all__ = ["AccuracyReport", "LayerError", "compare", "write_atomic"]
 
@@ -167,20 +168,54 @@ class AccuracyReport:
             table.add_row(*row)
         Console(file=file).print(table)
 
-    def to_html(self, threshold_db: float = 20.0) -> str:
-        """A self-contained HTML page: a summary, an SVG bar plot of per-layer SQNR, and the table."""
+    def headline(
+        self,
+        threshold_db: float = 20.0,
+        outputs: Sequence[str] | None = None,
+        target_cosine: float | None = None,
+        target_db: float | None = None,
+    ) -> tuple[str, str]:
+        """Two sentences: the end-to-end verdict (the model outputs against the target) and the per-layer count."""
+        rows = self.rows
+        outs = [r for r in rows if outputs is not None and r.tensor in outputs]
+        if not outs:
+            end = "End-to-end: not judged by this chart (the model-output line, where there is one, gives the verdict)."
+        else:
+            cos, db = min(r.cosine for r in outs), min(r.sqnr_db for r in outs)
+            end = f"End-to-end (model output{'s' if len(outs) > 1 else ''}): cosine {cos:.6f}, SQNR {_db(db)} dB"
+            want = [f"cosine >= {target_cosine:g}"] if target_cosine is not None else []
+            want += [f"SQNR >= {target_db:g} dB"] if target_db is not None else []
+            met = (target_cosine is None or cos >= target_cosine) and (target_db is None or db >= target_db)
+            end += f"; target {' and '.join(want)}: {'met' if met else 'NOT met'}." if want else "; no target set."
+        below = [r for r in rows if not r.sqnr_db >= threshold_db]
+        per = f"Per-layer error: {len(below)} of {len(rows)} tensors under {threshold_db:g} dB SQNR (the red bars)"
+        if below:
+            per += f"; worst {below[0].layer} at {_db(below[0].sqnr_db)} dB"
+        per += ". A red intermediate layer alone does not decide the end-to-end verdict."
+        return end, per
+
+    def to_html(
+        self,
+        threshold_db: float = 20.0,
+        outputs: Sequence[str] | None = None,
+        target_cosine: float | None = None,
+        target_db: float | None = None,
+    ) -> str:
+        """A self-contained HTML page: the headline, an SVG bar plot of per-layer SQNR, and the table.
+
+        `outputs` (the model's output tensors) and the targets give the headline its end-to-end verdict.
+        """
         rows = self.rows
         head, body = self._table(None)
         esc = html.escape
-        summary = f"{len(rows)} tensors compared."
-        if rows:
-            summary += f" Worst: {esc(rows[0].layer)} at {_db(rows[0].sqnr_db)} dB SQNR."
+        end, per = self.headline(threshold_db, outputs, target_cosine, target_db)
+        summary = f'<p class="end-to-end"><b>{esc(end)}</b></p>\n<p class="per-layer">{esc(per)}'
         table = "".join("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in row) + "</tr>\n" for row in body)
         return (
             '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f"<title>{esc(self.title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
-            f"<h1>{esc(self.title)}</h1>\n<p>{summary} Bars under {threshold_db:g} dB are red.</p>\n"
-            f"{_svg(rows, threshold_db)}\n"
+            f"<h1>{esc(self.title)}</h1>\n{summary} {len(rows)} tensors compared.</p>\n"
+            f"{sqnr_svg(rows, threshold_db, outputs or ())}\n"
             "<table>\n<tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr>\n"
             f"{table}</table>\n</body>\n</html>\n"
         )
@@ -202,10 +237,6 @@ def compare(
     return report
 
 
-def _db(v: float) -> str:
-    return "inf" if v == math.inf else "-inf" if v == -math.inf else f"{v:.2f}"
-
-
 _CSS = (
     "body{font-family:system-ui,sans-serif;margin:2em;color:#222}"
     "table{border-collapse:collapse;font-size:13px}"
@@ -213,47 +244,3 @@ _CSS = (
     "td:nth-child(1),td:nth-child(5),td:nth-child(6),td:nth-child(7){text-align:right;font-family:monospace}"
     "svg{display:block;margin:1em 0}"
 )
-
-
-def _svg(rows: list[LayerError], threshold_db: float) -> str:
-    """Horizontal bars, one per layer in report order, from 0 dB to its SQNR (infinite values drawn to the edge)."""
-    bar_h, gap, label_w, plot_w, top = 16, 4, 260, 480, 24
-    finite = [r.sqnr_db for r in rows if math.isfinite(r.sqnr_db)]
-    lo = min([0.0, *finite])
-    hi = max([threshold_db, *finite]) if finite else max(threshold_db, 1.0)
-    hi = 10.0 * math.ceil(hi / 10.0) if hi > 0 else 10.0
-    lo = 10.0 * math.floor(lo / 10.0)
-    span = hi - lo
-
-    def x(v: float) -> float:
-        v = min(max(v, lo), hi)
-        return label_w + (v - lo) / span * plot_w
-
-    height = top + len(rows) * (bar_h + gap) + 20
-    width = label_w + plot_w + 70
-    parts: list[str] = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
-        f'<text x="{label_w}" y="12">per-layer SQNR (dB), worst first</text>',
-    ]
-    for tick in range(int(lo), int(hi) + 1, 10):
-        tx = x(tick)
-        parts.append(f'<line x1="{tx:.1f}" y1="{top - 4}" x2="{tx:.1f}" y2="{height - 16}" stroke="#ddd"/>')
-        parts.append(f'<text x="{tx:.1f}" y="{height - 4}" text-anchor="middle">{tick}</text>')
-    tx = x(threshold_db)
-    parts.append(
-        f'<line x1="{tx:.1f}" y1="{top - 4}" x2="{tx:.1f}" y2="{height - 16}" stroke="#c00" stroke-dasharray="4 3"/>'
-    )
-    for i, r in enumerate(rows):
-        y = top + i * (bar_h + gap)
-        x0, x1 = sorted((x(0.0), x(r.sqnr_db)))
-        colour = "#d9534f" if r.sqnr_db < threshold_db else "#4a90d9"
-        label = r.layer if len(r.layer) <= 40 else r.layer[:39] + "\u2026"
-        parts.append(
-            f'<text x="{label_w - 6}" y="{y + bar_h - 4}" text-anchor="end">{html.escape(label)}</text>'
-            f'<rect x="{x0:.1f}" y="{y}" width="{max(x1 - x0, 1.0):.1f}" height="{bar_h}" fill="{colour}">'
-            f"<title>{html.escape(r.tensor)}: {_db(r.sqnr_db)} dB</title></rect>"
-            f'<text x="{max(x1, x(0.0)) + 4:.1f}" y="{y + bar_h - 4}">{_db(r.sqnr_db)}</text>'
-        )
-    parts.append("</svg>")
-    return "\n".join(parts)

@@ -1,0 +1,166 @@
+"""Pictures of the report: short labels that keep the distinguishing end of a name, and the per-layer SQNR chart.
+
+The chart's dB axis is clipped to a readable range (0 .. 60 dB at most, wider below 0 only down to -20 dB): a
+value past an edge (an exact layer's +inf, a broken one's -inf, a NaN) is drawn at that edge with a marker, and
+its true value is printed beside the bar and in the tooltip. Tick steps grow until the tick labels cannot touch.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["AXIS_MAX_DB", "AXIS_MIN_DB", "ellipsize_left", "short_labels", "sqnr_svg"]
+
+AXIS_MAX_DB = 60.0  # past this, more dB tells a reader nothing: the bar ends at the edge with a marker
+AXIS_MIN_DB = -20.0
+_SEPARATORS = "/._:-> "
+_CHAR_W = 6.2  # px per character at font-size 11 (sans-serif, a little generous)
+
+
+def _common_prefix(names: Sequence[str]) -> int:
+    """Length of the prefix all names share, cut back to just after a separator (so "conv1"/"conv2" keep "conv")."""
+    if len(set(names)) < 2:
+        return 0
+    lo, hi = min(names), max(names)
+    n = 0
+    while n < min(len(lo), len(hi)) and lo[n] == hi[n]:
+        n += 1
+    while n > 0 and lo[n - 1] not in _SEPARATORS:
+        n -= 1
+    return n
+
+
+def _common_suffix(names: Sequence[str]) -> int:
+    """Length of the suffix all names share, starting at a separator."""
+    if len(set(names)) < 2:
+        return 0
+    rev = [n[::-1] for n in names]
+    lo, hi = min(rev), max(rev)
+    n = 0
+    while n < min(len(lo), len(hi)) and lo[n] == hi[n]:
+        n += 1
+    while n > 0 and lo[n - 1] not in _SEPARATORS:
+        n -= 1
+    return n
+
+
+def ellipsize_left(s: str, room: int) -> str:
+    """`s` if it fits in `room` characters, else "…" and its last room - 1 characters."""
+    return s if len(s) <= room else "\u2026" + s[-max(room - 1, 1) :]
+
+
+def short_labels(names: Sequence[str], room: int | Sequence[int] = 40) -> list[str]:
+    """Each name without the prefix all names share, then ellipsized from the left to `room` characters.
+
+    When the names also share a long ending and do not fit, that ending is cut short instead (so the part that
+    tells them apart stays visible): "q_proj/MatMul_output_0" and "k_proj/..." do not both become "…output_0".
+    """
+    cut = _common_prefix(names)
+    rest = [n[cut:] or n for n in names]
+    rooms = [room] * len(rest) if isinstance(room, int) else list(room)
+    out = _fit(rest, rooms, _common_suffix(rest))
+    groups: dict[str, list[int]] = {}
+    for i, label in enumerate(out):
+        groups.setdefault(label, []).append(i)
+    for same in groups.values():  # labels that still collide: cut the ending those names share
+        if len({rest[i] for i in same}) > 1:
+            fixed = _fit([rest[i] for i in same], [rooms[i] for i in same], _common_suffix([rest[i] for i in same]))
+            for i, label in zip(same, fixed):
+                out[i] = label
+    return out
+
+
+def _fit(names: Sequence[str], rooms: Sequence[int], suf: int) -> list[str]:
+    out = []
+    for n, room in zip(names, rooms):
+        core, tail = n[: len(n) - suf], n[len(n) - suf :]
+        if len(n) <= room or not core:
+            out.append(ellipsize_left(n, room))
+        elif len(core) + 1 < room:
+            out.append(core + tail[: room - len(core) - 1] + "\u2026")
+        else:
+            out.append(ellipsize_left(core, room - 1) + "\u2026")
+    return out
+
+
+def _db(v: float) -> str:
+    return "nan" if math.isnan(v) else "inf" if v == math.inf else "-inf" if v == -math.inf else f"{v:.2f}"
+
+
+def _axis(values: Sequence[float], threshold_db: float) -> tuple[float, float]:
+    finite = [v for v in values if math.isfinite(v)]
+    lo = max(AXIS_MIN_DB, 10.0 * math.floor(min([0.0, *finite]) / 10.0))
+    hi = max([threshold_db, *finite]) if finite else max(threshold_db, 10.0)
+    hi = min(AXIS_MAX_DB, max(10.0, 10.0 * math.ceil(hi / 10.0)))
+    return lo, max(hi, lo + 10.0)
+
+
+def _ticks(lo: float, hi: float, plot_w: float) -> list[float]:
+    """Round tick values, spaced so that labels (up to 4 characters) stay at least 12 px apart."""
+    for step in (5.0, 10.0, 20.0, 50.0, 100.0):
+        if step / (hi - lo) * plot_w >= 4 * _CHAR_W + 12:
+            break
+    first = step * math.ceil(lo / step)
+    return [first + i * step for i in range(int((hi - first) // step) + 1)]
+
+
+def sqnr_svg(rows: Sequence[Any], threshold_db: float, outputs: Sequence[str] = ()) -> str:
+    """Horizontal bars, one per layer in report order, from 0 dB to its SQNR, clipped to the axis."""
+    bar_h, gap, label_w, plot_w, top = 16, 4, 300, 480, 40
+    lo, hi = _axis([r.sqnr_db for r in rows], threshold_db)
+    span = hi - lo
+
+    def x(v: float) -> float:
+        return label_w + (min(max(v, lo), hi) - lo) / span * plot_w
+
+    height = top + len(rows) * (bar_h + gap) + 24
+    width = label_w + plot_w + 90
+    parts: list[str] = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
+        f'<text x="{label_w}" y="12">per-layer SQNR (dB), worst first; red: under {threshold_db:g} dB; '
+        f"\u25b6 past {hi:g} dB (true value beside the bar)</text>",
+    ]
+    axis_y = height - 6
+    for tick in _ticks(lo, hi, plot_w):
+        tx = x(tick)
+        parts.append(f'<line x1="{tx:.1f}" y1="{top - 4}" x2="{tx:.1f}" y2="{height - 18}" stroke="#ddd"/>')
+        parts.append(f'<text class="tick" x="{tx:.1f}" y="{axis_y}" text-anchor="middle">{tick:g}</text>')
+    tx = x(threshold_db)
+    parts.append(f'<text x="{tx:.1f}" y="{top - 8}" text-anchor="middle" fill="#c00">{threshold_db:g}</text>')
+    parts.append(
+        f'<line x1="{tx:.1f}" y1="{top - 4}" x2="{tx:.1f}" y2="{height - 18}" stroke="#c00" stroke-dasharray="4 3"/>'
+    )
+    room = int((label_w - 12) / _CHAR_W)
+    labels = short_labels([r.layer for r in rows], room)
+    outs = set(outputs)
+    for i, (r, label) in enumerate(zip(rows, labels)):
+        y = top + i * (bar_h + gap)
+        v = r.sqnr_db
+        clipped = math.isnan(v) or not lo <= v <= hi
+        end = lo if math.isnan(v) else v
+        x0, x1 = sorted((x(0.0), x(end)))
+        colour = "#d9534f" if math.isnan(v) or v < threshold_db else "#4a90d9"
+        tip = html.escape(f"{r.layer} ({r.op or 'tensor'} {r.tensor}): SQNR {_db(v)} dB, cosine {r.cosine:.6f}")
+        weight = ' font-weight="bold"' if r.tensor in outs else ""
+        label = ("output " if r.tensor in outs else "") + label
+        parts.append(
+            f'<g><title>{tip}</title><text class="bar-label" x="{label_w - 6}" y="{y + bar_h - 4}" '
+            f'text-anchor="end"{weight}>{html.escape(label)}</text>'
+            f'<rect x="{x0:.1f}" y="{y}" width="{max(x1 - x0, 1.0):.1f}" height="{bar_h}" fill="{colour}"/>'
+        )
+        value_x = max(x1, x(0.0)) + 4
+        if clipped:
+            edge = x(end)
+            side = 1 if end >= 0 else -1
+            parts.append(
+                f'<path d="M{edge:.1f},{y + 2} l{6 * side},{bar_h / 2 - 2:g} l{-6 * side},{bar_h / 2 - 2:g} z" '
+                'fill="#333"/>'
+            )
+            value_x = max(x1, x(0.0)) + 10
+        parts.append(f'<text x="{value_x:.1f}" y="{y + bar_h - 4}">{_db(v)}</text></g>')
+    parts.append("</svg>")
+    return "\n".join(parts)
