@@ -17,7 +17,9 @@ from .cli_inputs import binds, parent_folder, writable_folder
 from .errors import BurnedgeError
 from .files import write_atomic
 
-__all__ = ["cmd_bench", "cmd_export", "cmd_verify", "inspect_bundle"]
+__all__ = ["add_source_flags", "cmd_bench", "cmd_export", "cmd_verify", "inspect_bundle"]
+
+WITH_SOURCE = "export it with --with-source"
 
 
 def _bytes(n: int) -> str:
@@ -26,6 +28,14 @@ def _bytes(n: int) -> str:
 
 def _ratio(arena: int, bound: int) -> str:
     return f"{arena / bound:.2f}x" if bound else "-"
+
+
+def add_source_flags(s: argparse.ArgumentParser) -> None:
+    """--with-source stores the source .onnx in the bundle; --no-source (the old opt-out) is accepted and ignored."""
+    s.add_argument(
+        "--with-source", action="store_true", help="also store the source .onnx (for bench --vs onnxruntime)"
+    )
+    s.add_argument("--no-source", action="store_true", help=argparse.SUPPRESS)
 
 
 def cmd_export(a: argparse.Namespace, shapes: dict[str, tuple[int, ...]]) -> int:
@@ -38,7 +48,7 @@ def cmd_export(a: argparse.Namespace, shapes: dict[str, tuple[int, ...]]) -> int
         input_shapes=shapes,
         test_vectors=a.test_vectors,
         unpacked=a.unpacked,
-        include_source=not a.no_source,
+        include_source=a.with_source,
         bind=binds(a.bind),
     )
     parent_folder(getattr(a, "report", None), "--report")
@@ -140,12 +150,12 @@ def inspect_bundle(a: argparse.Namespace) -> int:
 
 
 def _ort_session(b: Any, threads: int):
+    if b.onnx is None:
+        raise BurnedgeError(f"{b.path}: the bundle carries no source model to run on onnxruntime ({WITH_SOURCE})")
     try:
         import onnxruntime as ort
     except ImportError:
         raise BurnedgeError("--vs onnxruntime: onnxruntime is not installed (pip install onnxruntime)") from None
-    if b.onnx is None:
-        raise BurnedgeError(f"{b.path}: the bundle carries no source model (model.onnx) to run on onnxruntime")
     so = ort.SessionOptions()
     so.intra_op_num_threads, so.inter_op_num_threads = threads, 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
@@ -197,6 +207,8 @@ def cmd_bench(a: argparse.Namespace) -> int:
         print(f"onnxrt     median {_us(theirs)}   p10 {_us(theirs, 10)}   p90 {_us(theirs, 90)}")
         verdict = "faster" if ratio < 1 else "slower"
         print(f"ratio      {ratio:.2f}x onnxruntime's time (burnedge {verdict})")
+    elif b.onnx is None:
+        print(f"onnxrt     not compared: the bundle carries no source model ({WITH_SOURCE} to compare)")
     planned = b.arena_bytes + b.weight_bytes
     print(
         f"memory     arena {b.arena_bytes:,} + weights {b.weight_bytes:,} = {_bytes(planned)} planned; "

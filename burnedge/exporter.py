@@ -164,7 +164,7 @@ def export(
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     test_vectors: int = 2,
     unpacked: bool = False,
-    include_source: bool = True,
+    include_source: bool = False,
     quantize: str | None = None,
     calibration: Iterable[Mapping[str, np.ndarray]] | str | os.PathLike[str] | None = None,
     method: str = "minmax",
@@ -176,10 +176,10 @@ def export(
     """Compiles `model` (a Model, an onnx.ModelProto or an .onnx path) for `target`, writes an edge bundle, and
     returns its path.
 
-    The bundle holds the plan, weights, C source, the compiled library, the source ONNX model (unless not
-    `include_source`: it is what `bench` runs onnxruntime on, and about doubles the size) and `test_vectors` test
-    vectors whose reference outputs come from the numpy backend. `path` may be a folder: the bundle is then
-    NAME.bedge in it. An op `backend` cannot run fails here, listing every such op. Writing is atomic.
+    The bundle holds the plan, weights, C source, the compiled library, the source ONNX model only with
+    `include_source` (what `bench` runs onnxruntime on, and a numpy Session; it about doubles the size) and
+    `test_vectors` test vectors whose reference outputs come from the numpy backend. `path` may be a folder: the
+    bundle is then NAME.bedge in it. An op `backend` cannot run fails here, listing every such op. Writing is atomic.
     `bind` ({input name: value}, as `burnedge.load` takes it) fixes inputs to constants, e.g. an input that
     selects a branch of an If (Silero VAD's ``sr``); the bundle's inputs are the others.
 
@@ -223,7 +223,7 @@ def export_int8(
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     test_vectors: int = 2,
     unpacked: bool = False,
-    include_source: bool = True,
+    include_source: bool = False,
     scheme: str = "int8",
     progress: bool = True,
     backend: str = "c",

@@ -56,7 +56,7 @@ def onnx_path(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def bedge(onnx_path) -> Path:
-    return export(onnx_path, onnx_path.parent / "chain.bedge", input_shapes={"x": (4, 6)})
+    return export(onnx_path, onnx_path.parent / "chain.bedge", input_shapes={"x": (4, 6)}, include_source=True)
 
 
 def reference(onnx_path) -> dict[str, np.ndarray]:
@@ -122,7 +122,7 @@ def test_unpacked_folder_and_folder_destination(onnx_path, tmp_path):
     (folder / "extra.txt").write_text("slipped in")
     with pytest.raises(bundle.BundleError, match="member 'extra.txt' is not listed in the manifest"):
         burnedge.Session(folder)
-    inside = export(chain_model(), tmp_path, input_shapes={"x": (4, 6)})  # a plain folder: NAME.bedge in it
+    inside = export(chain_model(), tmp_path, input_shapes={"x": (4, 6)}, include_source=True)  # NAME.bedge in it
     assert inside == tmp_path / "chain.bedge" and bundle.read(inside).onnx is not None
 
 

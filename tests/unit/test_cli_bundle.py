@@ -28,7 +28,7 @@ def onnx_path(tmp_path_factory):
 @pytest.fixture(scope="module")
 def bedge(onnx_path):
     out = onnx_path.parent / "chain.bedge"
-    assert main(["export", str(onnx_path), "-o", str(out), "--input-shape", "x=4,6"]) == 0
+    assert main(["export", str(onnx_path), "-o", str(out), "--input-shape", "x=4,6", "--with-source"]) == 0
     return out
 
 

@@ -71,7 +71,8 @@ X = np.arange(4, dtype=np.float32).reshape(1, 4)
 # -- 1. --bind and export(bind=...) ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("sr, factor", [(16000, 2), (8000, 3)])
 def test_export_bind_selects_the_branch(tmp_path, sr, factor):
-    out = burnedge.export(save(branch_model(), tmp_path / "vad.onnx"), tmp_path / "vad.bedge", bind={"sr": sr})
+    model = save(branch_model(), tmp_path / "vad.onnx")
+    out = burnedge.export(model, tmp_path / "vad.bedge", bind={"sr": sr}, include_source=True)
     b = bundle.read(out)
     assert [t.name for t in b.inputs] == ["x"]
     assert all(c.ok for c in burnedge.verify(out))

@@ -103,14 +103,18 @@ def gemm(ctx: Ctx, node: Node) -> str:
     a_name, b_name = node.inputs[0], node.inputs[1]
     rsa, csa = (1, m) if ta else (k, 1)
     rsb, csb = (1, k) if tb else (n, 1)
-    a, b, a_packed, b_packed = ctx.tensor(a_name), ctx.tensor(b_name), 0, 0
+    a_packed = b_packed = 0
     bc, ac = ctx.const(b_name), ctx.const(a_name)
+    # a packed operand is read only in its packed form: the original stays out of the weights blob
     if bc is not None:
         mat = (bc.T if tb else bc).astype(np.float32) * np.float32(alpha)
-        b, b_packed, alpha = ctx.pack(f"dense:gemmB:{node.outputs[0]}", pack_b(mat)), 1, 1.0
+        a, b, b_packed, alpha = ctx.tensor(a_name), ctx.pack(f"dense:gemmB:{node.outputs[0]}", pack_b(mat)), 1, 1.0
     elif ac is not None:
         mat = (ac.T if ta else ac).astype(np.float32) * np.float32(alpha)
         a, a_packed, alpha = ctx.pack(f"dense:gemmA:{node.outputs[0]}", pack_a(mat)), 1, 1.0
+        b = ctx.tensor(b_name)
+    else:
+        a, b = ctx.tensor(a_name), ctx.tensor(b_name)
     c, res = _input(node, 2), _input(node, 3) if node.op.domain == "burnedge" else ""
     add0, s0 = "0", (0, 0)
     if c and beta != 0.0:
