@@ -128,7 +128,9 @@ class QuantizationReport:
     def to_html(self, threshold_db: float = 20.0) -> str:
         import html
 
-        page = self.accuracy.to_html(threshold_db)
+        page = self.accuracy.to_html(
+            threshold_db, outputs=self.outputs, target_cosine=self.target_cosine, target_db=self.target_db
+        )
         summary = "<pre>" + html.escape(self.summary()) + "</pre>\n"
         head, sep, tail = page.partition("</h1>\n")
         return head + sep + summary + tail
