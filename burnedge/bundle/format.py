@@ -9,9 +9,9 @@ Members (format 1), all stored uncompressed with fixed timestamps, so one model 
                            bytes}} for every other member
     plan.json              the steps (ONNX ops fused into each, tensors and arena offsets) and the arena timeline
     weights.safetensors    every constant of the weight blob by key; the manifest's `weights` says where it goes
-    src/model.c            the generated C; src/kernels/* the kernel library it links with
+    src/model.c            the generated C; src/kernels/* the portable (reference) kernel library to rebuild it
     lib/<target>/model.so  the library compiled for each target (burnedge.targets; one bundle may carry several)
-    model.onnx             the source model, so `bench` can run onnxruntime on it and other backends can run it
+    model.onnx             only with --with-source: the source model, for `bench --vs onnxruntime` and other backends
     vectors/<i>.npz        test vectors: in_<k> / out_<k> are input k / reference output k, in manifest order
 
 Trust: `read` checks that the file is an archive (or folder) with a manifest of a known format version, and that
