@@ -189,24 +189,25 @@ def cmd_ops(a: argparse.Namespace) -> int:
 
     backends = {name: get(name) for name in available()}
     rows: dict[str, dict[str, Any]] = {}
-    for d in all_ops():
+    newest = {}
+    for d in all_ops():  # sorted by opset: the last version of each op is its newest
         row = rows.setdefault(d.key, {"op": d.key, "versions": [], "backends": [], "why_not": {}, "dtypes": []})
         row["versions"].append(d.since)
-        probe = Node(op=d, name=d.key, inputs=[], outputs=[])
-        for name, backend in backends.items():  # each backend says itself what it runs
-            why = backend.supports(probe)
-            if why is None and name not in row["backends"]:
-                row["backends"].append(name)
-            elif why is not None:
-                row["why_not"][name] = why
+        newest[d.key] = d
         try:
             schema = onnx.defs.get_schema(d.name, onnx.defs.onnx_opset_version(), d.domain)
             types = {_TENSOR.sub(r"\1", t) for c in schema.type_constraints for t in c.allowed_type_strs}
             row["dtypes"] = sorted(types)  # "float", "seq(float)", "optional(seq(float))"
         except onnx.defs.SchemaError:
             pass
-    for row in rows.values():  # an op runs on a backend when its newest version does
-        row["why_not"] = {k: v for k, v in row["why_not"].items() if k not in row["backends"]}
+    for key, row in rows.items():  # each backend says itself whether it runs the op's newest version, or why not
+        probe = Node(op=newest[key], name=key, inputs=[], outputs=[])
+        for name, backend in backends.items():
+            why = backend.supports(probe)
+            if why is None:
+                row["backends"].append(name)
+            else:
+                row["why_not"][name] = why
     if a.json:
         print(json.dumps(list(rows.values()), indent=2))
         return 0

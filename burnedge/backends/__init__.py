@@ -34,8 +34,9 @@ def lookup(name: str) -> Backend:
             raise BurnedgeError(f"unknown backend decorator {wrapper!r}; decorators: {', '.join(sorted(WRAPPERS))}")
         return WRAPPERS[wrapper](lookup(inner))
     if name not in names():
-        decorated = ", ".join(f"{w}<{available()[0] if available() else 'c'}>" for w in sorted(WRAPPERS))
-        raise BurnedgeError(f"unknown backend {name!r}; available: {', '.join(available())} (and {decorated} ...)")
+        here = available()
+        decorated = ", ".join(f"{w}<{here[0] if here else 'c'}>" for w in sorted(WRAPPERS))
+        raise BurnedgeError(f"unknown backend {name!r}; available: {', '.join(here)} (and {decorated} ...)")
     return importlib.import_module(f"{__name__}.{name}").BACKEND
 
 
