@@ -105,3 +105,24 @@ def test_inspect_and_export_ask_the_backend(tmp_path, capsys):
     assert info["backends"] == {"c": {"Acos": ["acos"]}, "numpy": {}}
     with pytest.raises(burnedge.UnsupportedOpError, match="on the c backend: Acos .*'acos'"):
         burnedge.export(path, tmp_path / "a.bedge")
+
+
+def test_a_library_without_the_per_step_entry_is_a_clear_error(tmp_path):
+    """A library from before be_model_step (an old bundle's) runs, but cannot be profiled or stepped."""
+    import subprocess
+
+    from burnedge.backends.c.runtime import CModel, aligned_copy
+
+    src = tmp_path / "old.c"
+    src.write_text(
+        "#include <stddef.h>\n#include <stdint.h>\nsize_t be_model_arena_bytes(void) { return 64; }\n"
+        "size_t be_model_weight_bytes(void) { return 0; }\n"
+        "int be_model_run(uint8_t *a, const uint8_t *w, int t) { (void)a; (void)w; (void)t; return 0; }\n"
+    )
+    lib = tmp_path / "old.so"
+    subprocess.run(["cc", "-shared", "-fPIC", str(src), "-o", str(lib)], check=True)
+    model = CModel(lib, aligned_copy(np.zeros(0, np.uint8)), [], [], {}, 1)
+    assert model.run({}) == {}
+    for call in (lambda: model.profile({}), lambda: model.run_steps({})):
+        with pytest.raises(BurnedgeError, match="no per-step entry .* built by an older burnedge; export the model"):
+            call()

@@ -312,3 +312,15 @@ def test_an_illegal_instruction_is_named(tmp_path):
     b = burnedge.export(tiny_cnn(), tmp_path / "b.bedge", target=str(path), test_vectors=1)
     with pytest.raises(EmulationError, match="an illegal instruction: the library uses an instruction this CPU lacks"):
         emulate(b, targets.load_file(path))
+
+
+def test_a_target_names_its_kernel_sets(tmp_path):
+    assert toolchain(targets.get("rpi4")).sets() == ("reference", "arm")
+    assert toolchain(targets.get("riscv64")).sets() == ("reference",)
+    bad = _write(tmp_path, "badsets", RPI4.replace('features = ["fp", "asimd"]', 'features = ["fp"]\nkernels = "arm"'))
+    with pytest.raises(TargetError, match=r"field 'kernels' must be a list of strings, not str"):
+        targets.load_file(bad)
+    odd = _write(tmp_path, "oddsets", RPI4.replace('features = ["fp", "asimd"]', 'kernels = ["reference", "sse9"]'))
+    with pytest.raises(burnedge.BurnedgeError, match="unknown kernel set 'sse9'"):
+        burnedge.export(tiny_cnn(), tmp_path / "x.bedge", target=str(odd))
+    assert not (tmp_path / "x.bedge").exists()

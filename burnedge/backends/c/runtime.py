@@ -4,8 +4,8 @@ Ownership: the runtime owns one read-only weights blob per model and a pool of a
 from the pool (making one when all are busy), so concurrent runs never share scratch memory, and gives it back.
 Inputs are copied into the arena at their planned offsets; outputs are copied out before the arena goes back.
 
-A library built with instrumentation (emit(..., instrument=True)) also exports one entry per step and a timed
-run: `run_steps` runs it step by step with hooks that read any tensor of the plan, `profile` times every step.
+Every generated library also exports one entry per step and a timed run (see emit.py): `run_steps` runs it step
+by step with hooks that read any tensor of the plan (`tensors`, known when the plan is), `profile` times each step.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ class CModel:
         if threads < 1:
             raise BurnedgeError(f"threads must be at least 1, not {threads}")
         self.threads = threads
-        self.tensors = dict(tensors or {})  # every arena tensor of the plan by name (instrumented builds)
+        self.tensors = dict(tensors or {})  # every arena tensor of the plan by name (compiled from a plan)
         self._pool: queue.SimpleQueue[_Arena] = queue.SimpleQueue()
 
     def _new_arena(self) -> _Arena:
@@ -137,7 +137,10 @@ class CModel:
         try:
             return int(self._lib.be_model_steps())
         except AttributeError:
-            raise BurnedgeError("this model library was built without instrumentation (no per-step entry)") from None
+            raise BurnedgeError(
+                "this model library has no per-step entry (be_model_step): it was built by an older burnedge; "
+                "export the model again to profile or check it step by step"
+            ) from None
 
     def run_steps(self, feeds: Mapping[str, np.ndarray], before=None, after=None) -> dict[str, np.ndarray]:
         """Runs step by step; `before(i, read)` / `after(i, read)` see step i's tensors (`read(name)` copies one
