@@ -31,12 +31,11 @@ __all__ = ["Compiled", "Options", "compile", "plan", "unsupported"]
 @dataclass(frozen=True)
 class Options:
     """How to compile: `pipeline` and `qdq` replace the backend's own choices when set; `threads` is the cores a
-    run uses; `instrument` asks for an executable that also runs step by step (checked<x>, profiled<x>)."""
+    run uses."""
 
     pipeline: Sequence[str] | None = None
     qdq: bool | None = None
     threads: int = 1
-    instrument: bool = False
 
 
 @dataclass
@@ -80,4 +79,4 @@ def compile(model: Model | Graph, backend: Backend | str, options: Options | Non
     if isinstance(o.threads, bool) or not isinstance(o.threads, int) or o.threads < 1:
         raise BurnedgeError(f"threads must be a whole number >= 1, not {o.threads!r}")
     p = plan(model, b, o)
-    return Compiled(p, b.compile(p, threads=o.threads, instrument=o.instrument), b)
+    return Compiled(p, b.compile(p, threads=o.threads), b)

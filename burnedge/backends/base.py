@@ -78,8 +78,8 @@ class Backend:
         """Bytes of scratch memory the step running `node` needs; the planner places them in the arena."""
         return 0
 
-    def compile(self, plan: Plan, threads: int = 1, instrument: bool = False) -> Executable:
-        """An executable of `plan`; `instrument` asks for one that can also run step by step (`run_steps`)."""
+    def compile(self, plan: Plan, threads: int = 1) -> Executable:
+        """An executable of `plan` (one that also has `run_steps` serves checked<x> and profiled<x>)."""
         raise NotImplementedError
 
     def artifacts(self, plan: Plan) -> Artifacts:

@@ -115,8 +115,8 @@ class CheckedExecutable:
 class Checked(_Wrapper):
     kind = "checked"
 
-    def compile(self, plan: Plan, threads: int = 1, instrument: bool = False) -> CheckedExecutable:
-        return CheckedExecutable(self.inner.compile(plan, threads, instrument=True), plan)
+    def compile(self, plan: Plan, threads: int = 1) -> CheckedExecutable:
+        return CheckedExecutable(self.inner.compile(plan, threads), plan)
 
     def load(self, bundle: Any, threads: int = 1) -> Executable:
         raise BurnedgeError(
@@ -173,8 +173,8 @@ def _labels(plan: Plan) -> list[str]:
 class Profiled(_Wrapper):
     kind = "profiled"
 
-    def compile(self, plan: Plan, threads: int = 1, instrument: bool = False) -> ProfiledExecutable:
-        return ProfiledExecutable(self.inner.compile(plan, threads, instrument=True), _labels(plan))
+    def compile(self, plan: Plan, threads: int = 1) -> ProfiledExecutable:
+        return ProfiledExecutable(self.inner.compile(plan, threads), _labels(plan))
 
     def load(self, bundle: Any, threads: int = 1) -> ProfiledExecutable:
         labels = [f"{'+'.join(s['ops'])} {s['name']!r}" for s in bundle.plan["steps"]]

@@ -38,7 +38,7 @@ class Recording(Backend):
         self.asked.append(node.op_type)
         return 96
 
-    def compile(self, plan, threads=1, instrument=False):
+    def compile(self, plan, threads=1):
         self.plans.append(plan)
         return NumpyExecutable(plan)
 

@@ -61,7 +61,7 @@ class CBackend(Backend):
         lowering = find(node)
         return lowering.scratch(graph, node) if lowering is not None and lowering.scratch is not None else 0
 
-    def compile(self, plan: Plan, threads: int = 1, instrument: bool = False) -> CModel:
+    def compile(self, plan: Plan, threads: int = 1) -> CModel:
         emitted = emit(plan, plan.graph.name)  # every C build can run step by step
         ins, outs, consts = io_slots(plan)
         g = plan.graph

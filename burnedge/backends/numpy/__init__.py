@@ -101,7 +101,7 @@ class NumpyExecutable:
 class NumpyBackend(Backend):
     name = "numpy"
 
-    def compile(self, plan: Plan, threads: int = 1, instrument: bool = False) -> NumpyExecutable:
+    def compile(self, plan: Plan, threads: int = 1) -> NumpyExecutable:
         return NumpyExecutable(plan)  # one thread: the reference is simple; every build can run step by step
 
 
