@@ -12,7 +12,7 @@ import onnx
 from .ir import Graph, Node
 from .ops import for_onnx
 
-__all__ = ["Summary", "macs", "summarize", "unsupported_ops"]
+__all__ = ["Stored", "Summary", "macs", "stored", "summarize", "unsupported_ops"]
 
 
 def _shape(g: Graph, name: str) -> tuple[int, ...]:
@@ -115,3 +115,63 @@ def unsupported_ops(model: onnx.ModelProto) -> dict[str, list[str]]:
     for f in model.functions:
         walk(f.node)
     return out
+
+
+@dataclass
+class Stored:
+    """What an .onnx file says about itself before any shape is fixed (for `inspect` of a dynamic model)."""
+
+    inputs: list[tuple[str, str, list[int | str]]]  # (name, dtype, dims: a number, a dim_param name or "?")
+    outputs: list[tuple[str, str, list[int | str]]]
+    ops: dict[str, int]
+    parameters: int
+    parameter_bytes: int
+    dynamic: dict[str, list[int]]  # input -> the axes that are not fixed numbers
+
+
+def _dims(vi: onnx.ValueInfoProto) -> list[int | str]:
+    dims: list[int | str] = []
+    for d in vi.type.tensor_type.shape.dim:
+        dims.append(d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else (d.dim_param or "?"))
+    return dims
+
+
+def _dtype(vi: onnx.ValueInfoProto) -> str:
+    elem = vi.type.tensor_type.elem_type
+    return str(onnx.helper.tensor_dtype_to_np_dtype(elem)) if elem else "?"
+
+
+def _stored_tensors(model: onnx.ModelProto) -> list[onnx.TensorProto]:
+    """The initializers and the Constant nodes' tensors of `model`, its subgraphs' included."""
+    out: list[onnx.TensorProto] = []
+
+    def walk(g: onnx.GraphProto) -> None:
+        out.extend(g.initializer)
+        for n in g.node:
+            for a in n.attribute:
+                if n.op_type == "Constant" and a.name == "value":
+                    out.append(a.t)
+                if a.type == onnx.AttributeProto.GRAPH:
+                    walk(a.g)
+                for sub in a.graphs:
+                    walk(sub)
+
+    walk(model.graph)
+    return out
+
+
+def stored(model: onnx.ModelProto) -> Stored:
+    """Inputs, outputs, op histogram and parameter count of `model` as stored (sizes from the initializers' dims,
+    so no weight is read)."""
+    g = model.graph
+    inits = {i.name for i in g.initializer}
+    ins = [(vi.name, _dtype(vi), _dims(vi)) for vi in g.input if vi.name not in inits]
+    outs = [(vi.name, _dtype(vi), _dims(vi)) for vi in g.output]
+    hist: collections.Counter[str] = collections.Counter(n.op_type for n in g.node)
+    params = nbytes = 0
+    for t in _stored_tensors(model):
+        size = int(np.prod(t.dims, dtype=np.int64))
+        params += size
+        nbytes += size * onnx.helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
+    dynamic = {name: [i for i, d in enumerate(dims) if not isinstance(d, int)] for name, _, dims in ins}
+    return Stored(ins, outs, dict(hist.most_common()), params, nbytes, {k: v for k, v in dynamic.items() if v})

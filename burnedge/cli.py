@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from . import cli_bundle, cli_inputs, cli_targets
+from . import cli_bundle, cli_inputs, cli_inspect, cli_targets
 from .bundle import looks_like
-from .cli_inputs import UsageError
+from .cli_inputs import UsageError, fmt_shape
 from .errors import BurnedgeError
 from .files import write_atomic
 from .version import __version__
@@ -65,87 +65,7 @@ def _count(option: str, least: int = 1) -> Callable[[str], int]:
     return parse
 
 
-def _fmt_shape(shape: Sequence[int]) -> str:
-    return "[" + ", ".join(map(str, shape)) + "]"
-
-
-def _si(n: float) -> str:
-    for unit in ("", "K", "M", "G", "T"):
-        if abs(n) < 1000:
-            return f"{n:.4g}{unit}"
-        n /= 1000
-    return f"{n:.4g}P"
-
-
 # -- commands -----------------------------------------------------------------------------------------------------
-def cmd_inspect(a: argparse.Namespace) -> int:
-    from .analysis import summarize, unsupported_ops
-
-    if looks_like(a.model):
-        if a.input_shape:
-            raise UsageError("--input-shape does not apply to a bundle: its shapes were fixed at export")
-        cli_inputs.no_bind_for_bundle(a)
-        return cli_bundle.inspect_bundle(a)
-    if a.timeline:
-        raise UsageError("--timeline needs a bundle (export the model first: burnedge export MODEL)")
-    from .importers.onnx import read
-
-    missing = unsupported_ops(read(a.model))
-    info: dict[str, Any] = {"model": str(a.model), "unsupported_ops": missing}
-    if not missing:
-        model = cli_inputs.load_model(a, _shapes(a.input_shape), {})
-        s = summarize(model.graph)
-        info.update(
-            name=model.name,
-            producer=model.producer,
-            opset=model.opset,
-            inputs=[{"name": i.name, "shape": list(i.shape), "dtype": str(i.dtype)} for i in model.inputs],
-            outputs=[{"name": o.name, "shape": list(o.shape), "dtype": str(o.dtype)} for o in model.outputs],
-            nodes=len(model.graph.nodes),
-            ops=s.ops,
-            parameters=s.parameters,
-            parameter_bytes=s.parameter_bytes,
-            macs=s.macs,
-            total_macs=sum(s.macs.values()),
-            backends=_backend_support(model.graph),
-        )
-    if a.json:
-        print(json.dumps(info, indent=2))
-        return 0 if not missing else 1
-    print(f"model      {a.model}")
-    if missing:
-        print(f"unsupported ops ({len(missing)}):")
-        for op, nodes in sorted(missing.items()):
-            print(f"  {op:24s} {len(nodes):4d} node(s): {', '.join(nodes[:4])}{' ...' if len(nodes) > 4 else ''}")
-        return 1
-    print(f"name       {info['name']}   producer {info['producer'] or '?'}   opset {info['opset']}")
-    for kind in ("inputs", "outputs"):
-        for t in info[kind]:
-            print(f"{kind[:-1]:10s} {t['name']:24s} {t['dtype']:8s} {_fmt_shape(t['shape'])}")
-    print(f"parameters {_si(info['parameters'])} ({_si(info['parameter_bytes'])}B)   MACs {_si(info['total_macs'])}")
-    print(f"nodes      {info['nodes']}")
-    for name, missing_here in info["backends"].items():
-        lacks = "; ".join(f"{op} ({len(nodes)} node(s))" for op, nodes in missing_here.items())
-        print(f"backend    {name:8s} {'runs every op' if not missing_here else 'lacks ' + lacks}")
-    width = max((len(k) for k in info["ops"]), default=4)
-    print(f"  {'op':{width}s} {'count':>6s} {'MACs':>10s}")
-    for op, count in info["ops"].items():
-        print(f"  {op:{width}s} {count:6d} {_si(info['macs'].get(op, 0)):>10s}")
-    return 0
-
-
-def _backend_support(graph: Any) -> dict[str, dict[str, list[str]]]:
-    """Per available backend: the ops of `graph` it cannot run (asked of the backend's own `supports`)."""
-    from .backends import available, get
-    from .compiler import unsupported
-
-    out = {}
-    for name in available():
-        missing = unsupported(graph, get(name))
-        out[name] = {f"{d + '.' if d else ''}{op}": nodes for (d, op, _), nodes in sorted(missing.items())}
-    return out
-
-
 def _save_npy(path: Path, arr: np.ndarray) -> None:
     """Writes atomically: a crash leaves either the old file or the new one, never half of one."""
     write_atomic(path, lambda f: np.save(f, arr, allow_pickle=False))
@@ -171,7 +91,7 @@ def cmd_run(a: argparse.Namespace) -> int:
         stats = ""
         if arr.size and arr.dtype.kind in "fiub":
             stats = f"  min {arr.min():.6g}  max {arr.max():.6g}  mean {arr.astype(np.float64).mean():.6g}"
-        print(f"{name:24s} {str(arr.dtype):8s} {_fmt_shape(arr.shape):18s}{stats}")
+        print(f"{name:24s} {str(arr.dtype):8s} {fmt_shape(arr.shape):18s}{stats}")
         if a.output_dir:
             safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
             _save_npy(out_dir / f"{safe}.npy", arr)
@@ -311,7 +231,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_inputs.add_bind(s)
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--timeline", type=Path, metavar="FILE.svg", help="(bundle) draw the arena timeline as SVG")
-    s.set_defaults(fn=cmd_inspect)
+    s.set_defaults(fn=lambda a: cli_inspect.cmd_inspect(a, _shapes(a.input_shape)))
 
     s = sub.add_parser("run", help="run a model or a bundle on .npy inputs")
     s.add_argument("model", type=Path, help="an .onnx model or a .bedge bundle")

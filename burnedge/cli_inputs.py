@@ -17,10 +17,12 @@ __all__ = [
     "add_bind",
     "binds",
     "fit_feeds",
+    "fmt_shape",
     "load_model",
     "make_folder",
     "no_bind_for_bundle",
     "parent_folder",
+    "si",
     "writable_folder",
 ]
 
@@ -152,3 +154,16 @@ def make_folder(folder: Path, option: str, given: Path | str | None = None) -> N
     except OSError as exc:
         why = "a file of that name exists" if isinstance(exc, FileExistsError) else exc.strerror or exc
         raise UsageError(f"{option} {given or folder}: cannot make the folder {folder} ({why})") from None
+
+
+def fmt_shape(shape: Sequence[int | str]) -> str:
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def si(n: float) -> str:
+    """A count in SI units: 1234567 -> 1.235M."""
+    for unit in ("", "K", "M", "G", "T"):
+        if abs(n) < 1000:
+            return f"{n:.4g}{unit}"
+        n /= 1000
+    return f"{n:.4g}P"

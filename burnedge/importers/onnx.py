@@ -298,7 +298,9 @@ def _infer_and_fold(graph: Graph) -> None:
                 f"graph input(s) {sorted(deps)}; bind them with bind={{name: array}}",
                 tuple(sorted(deps)),
             )
-        if op.infer is not None:
+        if op.name == "If" and not op.domain:
+            outs_t = _if_shapes(node, ins, caps, origins.get(node.inputs[0], frozenset()))
+        elif op.infer is not None:
             specs = op.infer(
                 *[None if v is None else (v.data if v.is_const else Spec(v.shape, v.dtype)) for v in ins], **node.attrs
             )
@@ -313,6 +315,34 @@ def _infer_and_fold(graph: Graph) -> None:
                 origins[name] = deps
         kept.append(node)
     graph.nodes = kept
+
+
+def _if_shapes(node: Node, ins: list[Value | None], caps: list[Value], deps: frozenset[str]) -> list[tuple]:
+    """Output shapes of an If whose condition is known only at run time (it depends on the graph inputs `deps`): both
+    branches must run on these shapes and agree on them (the plan holds one shape per tensor); else the condition
+    has to be bound, and the error says so."""
+    args = [None if v is None else (v.data if v.is_const else _zeros(v)) for v in ins]
+    scope = {v.name: v.data if v.is_const else _zeros(v) for v in caps}
+    hint = f"bind graph input(s) {sorted(deps)} to fix the branch (bind={{name: value}}; CLI: --bind NAME=VALUE)"
+    shapes = []
+    for branch in (True, False):
+        try:
+            outs = evaluate(node, [np.array(branch), *args[1:]], scope)
+        except ModelError as exc:
+            raise NotStaticError(
+                f"node {node.name!r} (If): its condition depends on graph input(s) {sorted(deps)}, and the "
+                f"{'then' if branch else 'else'} branch cannot run on these input shapes ({exc}); {hint}",
+                tuple(sorted(deps)),
+            ) from exc
+        shapes.append([(a.shape, a.dtype) for a in outs])
+    if shapes[0] != shapes[1]:
+        differ = [f"{o}: {list(t[0])} vs {list(e[0])}" for o, t, e in zip(node.outputs, *shapes) if t != e]
+        raise NotStaticError(
+            f"node {node.name!r} (If): its branches give different output shapes (then vs else: "
+            f"{'; '.join(differ)}) and its condition depends on graph input(s) {sorted(deps)}; {hint}",
+            tuple(sorted(deps)),
+        )
+    return shapes[0]
 
 
 def _fold_control_flow(node: Node, graph: Graph) -> list[Node] | None:
