@@ -25,6 +25,7 @@ from .cross import library_row, toolchain
 from .emit import emit, weights_blob
 from .loader import load
 from .lower import CTYPES, find
+from .lower.layout import nhwc_int8_tensors, nhwc_tensors
 from .runtime import CModel, TensorSlot
 from .standalone import runner_binary
 
@@ -65,7 +66,10 @@ class CBackend(Backend):
         emitted = emit(plan, plan.graph.name)  # every C build can run step by step
         ins, outs, consts = io_slots(plan)
         g = plan.graph
-        tensors = {n: TensorSlot(n, off, g.values[n].dtype, g.values[n].shape) for n, off in plan.offsets.items()}
+        last = nhwc_tensors(g) | nhwc_int8_tensors(g)
+        tensors = {
+            n: TensorSlot(n, off, g.values[n].dtype, g.values[n].shape, n in last) for n, off in plan.offsets.items()
+        }
         model = CModel(build_model(emitted.source), weights_blob(emitted), ins, outs, consts, threads, tensors)
         model.plan = plan
         return model

@@ -69,6 +69,7 @@ class TensorSlot:
     offset: int | None
     dtype: np.dtype
     shape: tuple[int, ...]
+    channels_last: bool = False  # stored (N, H, W, C) / (N, L, C) while `shape` is the graph's (N, C, ...)
 
 
 class CModel:
@@ -151,7 +152,10 @@ class CModel:
         def read(name: str) -> np.ndarray:
             s = self.tensors[name]
             nbytes = math.prod(s.shape) * s.dtype.itemsize
-            return a.memory[s.offset : s.offset + nbytes].view(s.dtype).reshape(s.shape).copy()
+            flat = a.memory[s.offset : s.offset + nbytes].view(s.dtype)
+            if s.channels_last:  # back to the graph's layout, as the reference computes it
+                return np.moveaxis(flat.reshape(s.shape[0], *s.shape[2:], s.shape[1]), -1, 1).copy()
+            return flat.reshape(s.shape).copy()
 
         try:
             for i in range(n):
