@@ -6,7 +6,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["as_axes", "erf", "norm_axis", "same_dtype"]
+__all__ = ["SUM_DTYPE", "as_axes", "erf", "norm_axis", "same_dtype", "sum_work"]
+
+# Ops that add up many terms (Conv, MatMul, Gemm, reductions, Softmax, normalization statistics, pools, RNNs,
+# attention) compute in float64 whatever the float type, and round to the output type once at the end. A float32
+# sum drifts: on a 256-tap convolution whose taps cancel (a constant-Q filter bank) numpy's float32 product is 1e-5
+# off the exact result relative to the output's range, 20 times onnxruntime's error, and a Log downstream turns
+# that into 1e-3. In float64 the reference is the exactly rounded result to within float32 precision.
+SUM_DTYPE = np.dtype(np.float64)
 
 
 def norm_axis(axis: int, rank: int, what: str = "axis") -> int:
@@ -21,6 +28,14 @@ def as_axes(axes: Sequence[int] | np.ndarray | None, rank: int) -> tuple[int, ..
     if axes is None:
         return None
     return tuple(sorted(norm_axis(int(a), rank) for a in np.asarray(axes).reshape(-1)))
+
+
+def sum_work(x: np.ndarray) -> np.ndarray:
+    """`x` as float64 (SUM_DTYPE) when it is a float of any width (float8 ... float64, bfloat16); other dtypes
+    (integers, bool) unchanged. For ops that add up many terms: see SUM_DTYPE."""
+    if x.dtype.kind == "f" or x.dtype.kind == "V":
+        return x.astype(SUM_DTYPE, copy=False)
+    return x
 
 
 def same_dtype(result: np.ndarray | np.generic, like: np.ndarray) -> np.ndarray:

@@ -9,6 +9,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ._common import SUM_DTYPE
+
 __all__ = [
     "Geometry",
     "attr_list",
@@ -32,8 +34,8 @@ def attr_list(value: Sequence[int] | None, n: int, default: int, what: str) -> l
 
 
 def compute_dtype(dtype: np.dtype) -> np.dtype:
-    """The dtype to accumulate in: float64 stays, every other float (float16, bfloat16 ...) computes in float32."""
-    return np.dtype(np.float64) if np.dtype(dtype) == np.float64 else np.dtype(np.float32)
+    """The dtype convolutions and pools accumulate in, for any float input: float64 (SUM_DTYPE; see _common)."""
+    return SUM_DTYPE
 
 
 class Geometry:

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from . import register
-from ._common import erf, norm_axis, same_dtype
+from ._common import erf, norm_axis, same_dtype, sum_work
 
 FLT_MAX = 3.4028234663852886e38
 ELEMENTWISE = ("elementwise",)  # out[i] depends on in[i] only: may run in place
@@ -243,11 +243,13 @@ def clip(x, min=None, max=None):  # noqa: A002
 
 # -- Softmax family -----------------------------------------------------------------------------------------------
 def _softmax(w, axis):
+    w = sum_work(w)  # float64: the sum of exponentials is rounded once (SUM_DTYPE in _common)
     e = np.exp(w - np.max(w, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
 def _log_softmax(w, axis):
+    w = sum_work(w)
     s = w - np.max(w, axis=axis, keepdims=True)
     return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
 

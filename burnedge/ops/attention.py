@@ -15,10 +15,13 @@ import numpy as np
 
 from .. import dtypes
 from . import register
+from ._common import SUM_DTYPE
 
 
 def _work(dtype):
-    return np.float64 if dtype == np.float64 else np.float32
+    """Attention computes in float64 for every float type (SUM_DTYPE in _common: its products and softmax sums
+    round once)."""
+    return SUM_DTYPE.type
 
 
 def _to_4d(x, heads):

@@ -3,10 +3,11 @@
 Spec: https://onnx.ai/onnx/operators/. Versions: Cast 1 (`to` is a type name), 6 (`to` is a TensorProto enum),
 19 (saturate), 24 (round_mode for float8e8m0); CastLike 15, 19, 24; BitCast 26.
 bfloat16, float8, float4, int4 and int2 types come from ml_dtypes (round to nearest even, as the ONNX tests
-expect). Float8 casts saturate to the type's finite range unless saturate=0. Casting to float8e8m0 works on the
-float32 bits: the exponent is kept and round_mode decides whether a non-zero mantissa bumps it; out of range
-(and infinity) saturates to the largest power of two, or is NaN when saturate=0. Strings are
-object arrays of str: parsed as numbers ("1e-5", "INF", "NaN", case-insensitive) or printed from them.
+expect); casts into int4/int2 truncate and wrap here, whatever the ml_dtypes version. Float8 casts saturate to
+the type's finite range unless saturate=0. Casting to float8e8m0 works on the float32 bits: the exponent is kept
+and round_mode decides whether a non-zero mantissa bumps it; out of range (and infinity) saturates to the largest
+power of two, or is NaN when saturate=0. Strings are object arrays of str: parsed as numbers ("1e-5", "INF",
+"NaN", case-insensitive) or printed from them.
 """
 
 from __future__ import annotations
@@ -25,6 +26,24 @@ _FLOAT8 = {
     np.dtype(ml_dtypes.float8_e5m2fnuz),
 }
 _E8M0 = np.dtype(ml_dtypes.float8_e8m0fnu)
+_SMALL_INT = {np.dtype(t) for t in (ml_dtypes.int4, ml_dtypes.uint4, ml_dtypes.int2, ml_dtypes.uint2)}
+
+
+def _to_small_int(x: np.ndarray, to: np.dtype) -> np.ndarray:
+    """A cast to int4/uint4/int2/uint2: truncate toward zero, then wrap modulo 2**bits, as the ONNX tests do.
+
+    Done here rather than by ml_dtypes, whose float -> int4 conversion saturates from 0.7 on (and wrapped
+    before): the result must not depend on the installed version. NaN and infinities give 0.
+    """
+    info = ml_dtypes.iinfo(to)
+    span = int(info.max) - int(info.min) + 1
+    if x.dtype.kind in "biu":
+        v = x.astype(np.int64)
+    else:
+        wide = np.asarray(x, dtype=np.float64)
+        v = np.where(np.isfinite(wide), np.trunc(np.nan_to_num(wide, posinf=0, neginf=0)) % span, 0).astype(np.int64)
+    v = (v - int(info.min)) % span + int(info.min)
+    return v.astype(to)
 
 
 def _to_e8m0(x: np.ndarray, saturate: bool, round_mode: str) -> np.ndarray:
@@ -81,6 +100,8 @@ def _cast(x: np.ndarray, to: np.dtype, saturate: bool, round_mode: str) -> np.nd
         return x.copy()
     if to == _E8M0:
         return _to_e8m0(x, saturate, round_mode)
+    if to in _SMALL_INT and x.dtype not in _SMALL_INT:
+        return _to_small_int(x, to)
     if to in _FLOAT8 and dtypes.is_float(x.dtype):
         wide = x.astype(np.float64 if x.dtype == np.float64 else np.float32)
         if saturate:

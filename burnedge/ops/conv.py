@@ -2,7 +2,8 @@
 
 im2col over a padded input (numpy sliding_window_view) and one batched matmul per node, groups being the batch
 axis; depthwise convs (one input channel per group) accumulate kernel-offset slices instead. auto_pad NOTSET,
-SAME_UPPER, SAME_LOWER and VALID; strides, dilations, group. float16/bfloat16 compute in float32.
+SAME_UPPER, SAME_LOWER and VALID; strides, dilations, group. Every float type computes in float64 and rounds
+once (SUM_DTYPE in _common: long float32 sums drift).
 """
 
 from __future__ import annotations

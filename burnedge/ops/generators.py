@@ -119,8 +119,8 @@ def _dropout(x: np.ndarray, ratio: float, training: bool, seed, mask_dtype, n_ou
         out = x.copy()
         keep = np.ones(x.shape, dtype=bool)
     else:
-        rng = np.random.default_rng(seed)
-        keep = rng.random(x.shape) >= ratio
+        # numpy's seeded legacy generator, uniform on [0, 1): the stream the ONNX node tests drew their masks from
+        keep = np.random.RandomState(seed).random_sample(x.shape) >= ratio
         out = (x * keep / (1.0 - ratio)).astype(x.dtype)
     if n_outputs < 2:
         return out

@@ -9,7 +9,8 @@ Spec: https://onnx.ai/onnx/operators/. Versions registered:
 - QLinearMatMul opset 10 and 21 (21 widens the scale types; per-row/per-column scales and zero points);
 - Einsum opset 12; Det opset 11 and 22.
 
-Results keep the input dtype (no float64 leaking from float32); MatMul and Gemm give an ``infer`` function so
+Float products compute in float64 and round once to the input dtype (SUM_DTYPE in _common: float32 sums
+drift); results keep the input dtype; MatMul and Gemm give an ``infer`` function so
 big models infer shapes without running the product.
 """
 
@@ -19,6 +20,7 @@ import numpy as np
 
 from ..errors import ModelError
 from . import Spec, register
+from ._common import sum_work
 
 __all__: list[str] = []
 
@@ -48,7 +50,7 @@ def _as_float_work(x: np.ndarray) -> np.ndarray:
 @register("MatMul", 1, infer=_matmul_infer)
 def matmul(a, b):
     """MatMul opset 1, 9, 13 (same semantics; later versions add types)."""
-    out = np.matmul(_as_float_work(a), _as_float_work(b))
+    out = np.matmul(sum_work(a), sum_work(b))
     return np.asarray(out).astype(a.dtype, copy=False)
 
 
@@ -72,7 +74,7 @@ def _gemm_infer(a, b, c=None, *, alpha=1.0, beta=1.0, transA=0, transB=0, broadc
 
 def _gemm(a, b, c, alpha, beta, trans_a, trans_b):
     dtype = a.dtype
-    a, b = _as_float_work(a), _as_float_work(b)
+    a, b = sum_work(a), sum_work(b)
     a = a.T if trans_a else a
     b = b.T if trans_b else b
     y = a @ b
@@ -80,7 +82,7 @@ def _gemm(a, b, c, alpha, beta, trans_a, trans_b):
     if alpha != 1.0:
         y = y * work(alpha) if y.dtype.kind == "f" else y * alpha
     if c is not None and beta != 0.0:
-        c = _as_float_work(c)
+        c = sum_work(c)
         y = y + (c if beta == 1.0 else (c * work(beta) if c.dtype.kind == "f" else c * beta))
     return np.asarray(y).astype(dtype, copy=False)
 

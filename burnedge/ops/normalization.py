@@ -5,7 +5,8 @@ Spec: https://onnx.ai/onnx/operators/. Versions: BatchNormalization 1 (consumed_
 14..15 (training_mode; outputs Y, running_mean, running_var); InstanceNormalization 1 (consumed_inputs), 6..22;
 LayerNormalization 17 (stash_type; Mean and InvStdDev outputs); GroupNormalization 18 (scale and bias per group)
 and 21 (per channel, stash_type); RMSNormalization 23; LpNormalization 1..22; MeanVarianceNormalization 9..13;
-LRN 1..13. Outputs keep the input dtype; small floats (float16, bfloat16) are computed in float32.
+LRN 1..13. Outputs keep the input dtype; every float type computes in float64 and rounds once (SUM_DTYPE in
+_common: float32 means and variances drift), so a stash_type gets at least the precision it asks for.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 from .. import dtypes
 from . import register
 from ._common import as_axes, norm_axis, same_dtype
-from .activations import _work
+from ._common import sum_work as _work
 
 _STASH = {1: np.float32, 10: np.float32, 11: np.float64, 16: np.float32}  # ONNX float type -> compute dtype
 
@@ -137,7 +138,7 @@ def layer_normalization(x, scale, b=None, *, axis=-1, epsilon=1e-5, stash_type=1
     st = _stash(stash_type)
     a = norm_axis(axis, x.ndim)
     axes = tuple(range(a, x.ndim))
-    w = x.astype(st)
+    w = _work(x)  # statistics in float64, whatever the stash type (at least as precise as it asks)
     mean = w.mean(axis=axes, keepdims=True)
     d = w - mean
     inv = 1 / np.sqrt(np.mean(d * d, axis=axes, keepdims=True) + st.type(epsilon))
@@ -154,7 +155,7 @@ def rms_normalization(x, scale, *, axis=-1, epsilon=1e-5, stash_type=1):
     """ONNX RMSNormalization opset 23: X / sqrt(mean(X^2 over axes [axis, rank)) + epsilon) * scale."""
     st = _stash(stash_type)
     a = norm_axis(axis, x.ndim)
-    w = x.astype(st)
+    w = _work(x)  # statistics in float64, whatever the stash type (at least as precise as it asks)
     rms = np.sqrt(np.mean(w * w, axis=tuple(range(a, x.ndim)), keepdims=True) + st.type(epsilon))
     y = _work(same_dtype(w / rms, x))
     return same_dtype(y * scale.astype(y.dtype, copy=False), x)
@@ -164,7 +165,7 @@ def _group_norm(x, scale, bias, num_groups, epsilon, st, per_group):
     n, c = x.shape[0], x.shape[1]
     if c % num_groups:
         raise ValueError(f"GroupNormalization: {c} channels do not split into {num_groups} groups")
-    w = x.astype(st).reshape(n, num_groups, -1)
+    w = _work(x).reshape(n, num_groups, -1)
     mean = w.mean(axis=2, keepdims=True)
     d = w - mean
     y = (d / np.sqrt(np.mean(d * d, axis=2, keepdims=True) + st.type(epsilon))).reshape(x.shape)

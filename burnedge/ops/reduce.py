@@ -10,7 +10,8 @@ Spec: https://onnx.ai/onnx/operators/ (Reduce*, ArgMax, ArgMin).
   min (the type's extremes for integers).
 - ArgMax/ArgMin opset 1 and 11 (axis, keepdims), 12+ (select_last_index); int64 indices.
 
-Results keep the input dtype; integer and float16 inputs are computed in a wider type where the op needs it.
+Results keep the input dtype; sums, means, norms and products of floats compute in float64 and round once
+(SUM_DTYPE in _common: float32 sums drift), of integers in float64 where the op needs a float.
 """
 
 from __future__ import annotations
@@ -18,18 +19,19 @@ from __future__ import annotations
 import numpy as np
 
 from . import register
-from ._common import as_axes, norm_axis
+from ._common import as_axes, norm_axis, sum_work
 
 __all__: list[str] = []
 
 
 def _work(x: np.ndarray) -> np.ndarray:
-    """`x` in a float type good enough for means, roots and logs (float64 for ints, float32 for halves)."""
-    if x.dtype.kind in "iub":
-        return x.astype(np.float64)
-    if x.dtype.kind == "V" or x.dtype.itemsize < 4:
-        return x.astype(np.float32)
-    return x
+    """`x` in float64, for means, roots, logs and float sums (integers too: their mean is a float)."""
+    return x.astype(np.float64) if x.dtype.kind in "iub" else sum_work(x)
+
+
+def _int_or_none(x: np.ndarray):
+    """An integer product wraps in its own type (as ONNX Runtime does); a float one takes sum_work's float64."""
+    return x.dtype if x.dtype.kind in "iu" else None
 
 
 def _extreme(dtype: np.dtype, lowest: bool):
@@ -61,12 +63,12 @@ _KINDS = {
     "ReduceMean": lambda x, a, k: np.mean(_work(x), axis=a, keepdims=k),
     "ReduceMax": lambda x, a, k: np.maximum.reduce(x, axis=a, keepdims=k, initial=_extreme(x.dtype, True)),
     "ReduceMin": lambda x, a, k: np.minimum.reduce(x, axis=a, keepdims=k, initial=_extreme(x.dtype, False)),
-    "ReduceProd": lambda x, a, k: np.prod(x, axis=a, keepdims=k, dtype=x.dtype if x.dtype.kind in "iu" else None),
+    "ReduceProd": lambda x, a, k: np.prod(sum_work(x), axis=a, keepdims=k, dtype=_int_or_none(x)),
     "ReduceL1": lambda x, a, k: _sum(np.abs(x), a, k),
     "ReduceL2": lambda x, a, k: np.sqrt(np.sum(np.square(_work(x)), axis=a, keepdims=k)),
     "ReduceLogSum": lambda x, a, k: np.log(np.sum(_work(x), axis=a, keepdims=k)),
     "ReduceLogSumExp": _logsumexp,
-    "ReduceSumSquare": lambda x, a, k: _sum(x * x, a, k),
+    "ReduceSumSquare": lambda x, a, k: _sum(np.square(sum_work(x)), a, k),
 }
 
 
