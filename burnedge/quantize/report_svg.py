@@ -21,38 +21,34 @@ _SEPARATORS = "/._:-> "
 CHAR_W = 6.2  # px per character at font-size 11 (sans-serif, a little generous)
 
 
-def _shared(names: Sequence[str]) -> list[str]:
-    """The names that make up most of the list (a graph's own input and output names are left out of it)."""
-    return list(names) if len(names) < 3 else [n for n in names if "/" in n] or list(names)
-
-
-def _common_prefix(names: Sequence[str]) -> int:
-    """Length of the prefix all names share, cut back to a separator (so "conv1"/"conv2" keep "conv"), and to a
-    path segment where it holds one ("/model.4/..." and "/model.22/..." lose "/", not "/model.")."""
-    if len(set(names)) < 2:
-        return 0
-    lo, hi = min(names), max(names)
-    n = 0
-    while n < min(len(lo), len(hi)) and lo[n] == hi[n]:
-        n += 1
-    if "/" in lo[:n]:
-        return lo.rindex("/", 0, n) + 1
-    while n > 0 and lo[n - 1] not in _SEPARATORS:
-        n -= 1
-    return n
-
-
-def _common_suffix(names: Sequence[str], most: bool = False) -> str:
-    """The longest ending, starting at a separator, that all names share (with `most`: at least half of them, and
-    two): "_output_0" of an exporter's tensor names, which a "_output_1" among them does not stop."""
+def _common_prefix(names: Sequence[str]) -> str:
+    """The longest prefix that ends at a separator and that nine in ten of the names share (a graph's input
+    "images" or "images/q" does not stop "/model/..." from being found); where it holds a "/" it ends at one, so
+    "/model.4/..." and "/model.22/..." lose "/", not "/model."."""
     distinct = set(names)
     if len(distinct) < 2:
         return ""
-    need = max(2, -(-len(distinct) // 2)) if most else len(distinct)
+    counts: Counter[str] = Counter()
+    for n in distinct:
+        ends = [i for i, c in enumerate(n[:-1]) if c == "/" or (c in _SEPARATORS and "/" not in n[:i])]
+        counts.update({n[: i + 1] for i in ends})
+    need = max(2, -(-9 * len(distinct) // 10))
+    return max((head for head, k in counts.items() if k >= need), key=len, default="")
+
+
+def _endings(names: Sequence[str], share: float) -> set[str]:
+    """The endings, each starting at a separator, that at least `share` of the names (and two) have."""
+    distinct = set(names)
     counts: Counter[str] = Counter()
     for n in distinct:
         counts.update({n[i:] for i in range(1, len(n)) if n[i] in _SEPARATORS})
-    return max((end for end, k in counts.items() if k >= need), key=len, default="")
+    need = max(2, math.ceil(share * len(distinct)))
+    return {end for end, k in counts.items() if k >= need}
+
+
+def _common_suffix(names: Sequence[str]) -> str:
+    """The longest ending, starting at a separator, that all names share."""
+    return max(_endings(names, 1.0), key=len, default="") if len(set(names)) > 1 else ""
 
 
 def ellipsize_left(s: str, room: int) -> str:
@@ -63,24 +59,26 @@ def ellipsize_left(s: str, room: int) -> str:
 def short_labels(names: Sequence[str], room: int | Sequence[int] = 40) -> list[str]:
     """Each name without the prefix the names share, fitted to `room` characters keeping the end that tells it apart.
 
-    The prefix and the ending are those of the path-like names (a graph's input "images" does not stop "/model."
-    from being cut). A name that does not fit loses the shared ending first (shown cut at a separator, then "…"),
-    then its leading path segments ("…conv/Conv"); a label that would show fewer than MIN_LABEL characters of the
-    name is "" (the picture's tooltip has the full name). Names that still collide are refitted against the ending
-    only they share: "q_proj/MatMul_output_0" and "k_proj/..." do not both become "…output_0".
+    The prefix is the one nine in ten names share (a graph's input "images" does not stop "/model/" from being
+    cut). A name that does not fit first loses its longest ending that a quarter of the names have too (an
+    exporter's "_output_0", an int8 graph's "/q"), shown cut at a separator and "…"; then its leading path
+    segments ("…conv/Conv"). A label that would show under MIN_LABEL characters of the name is ""
+    (the picture's tooltip has the full name). Names that still collide are refitted against the ending only
+    they share: "q_proj/MatMul_output_0" and "k_proj/..." do not both become "…output_0".
     """
-    shared = _shared(names)
-    cut = _common_prefix(shared)
-    head = shared[0][:cut] if shared else ""
-    rest = [n[cut:] if cut and n.startswith(head) and len(n) > cut else n for n in names]
+    head = _common_prefix(names)
+    rest = [n[len(head) :] if head and n.startswith(head) and len(n) > len(head) else n for n in names]
     rooms = [room] * len(rest) if isinstance(room, int) else list(room)
-    out = _fit(rest, rooms, _common_suffix(_shared(rest), most=True))
+    frequent = _endings(rest, 0.25)
+    suffixes = [max((e for e in frequent if n.endswith(e) and n != e), key=len, default="") for n in rest]
+    out = _fit(rest, rooms, suffixes, frequent)
     groups: dict[str, list[int]] = {}
     for i, label in enumerate(out):
         groups.setdefault(label, []).append(i)
     for same in groups.values():  # labels that still collide: cut the ending those names share
-        if len({rest[i] for i in same}) > 1:
-            fixed = _fit([rest[i] for i in same], [rooms[i] for i in same], _common_suffix([rest[i] for i in same]))
+        if out[same[0]] and len({rest[i] for i in same}) > 1:
+            shared = _common_suffix([rest[i] for i in same])
+            fixed = _fit([rest[i] for i in same], [rooms[i] for i in same], [shared] * len(same), frequent)
             for i, label in zip(same, fixed):
                 out[i] = label or out[i]  # a readable duplicate rather than none
     return out
@@ -89,12 +87,13 @@ def short_labels(names: Sequence[str], room: int | Sequence[int] = 40) -> list[s
 MIN_LABEL = 3  # fewer characters of a name than this tell a reader nothing: no label
 
 
-def _fit(names: Sequence[str], rooms: Sequence[int], suffix: str) -> list[str]:
-    return [_fit_one(n, room, suffix) for n, room in zip(names, rooms)]
+def _fit(names: Sequence[str], rooms: Sequence[int], suffixes: Sequence[str], frequent: set[str]) -> list[str]:
+    return [_fit_one(n, room, suffix, frequent) for n, room, suffix in zip(names, rooms, suffixes)]
 
 
-def _fit_one(name: str, room: int, suffix: str) -> str:
-    """The name in `room` characters, cut only at separators (never inside a word), or "" when too little fits."""
+def _fit_one(name: str, room: int, suffix: str, frequent: set[str]) -> str:
+    """The name in `room` characters, cut only at separators (never inside a word), or "" when too little fits or
+    what fits is an ending many names have (`frequent`: "…output_0" tells a reader nothing)."""
     if len(name) <= room:
         return name
     core = name[: -len(suffix)] if suffix and name.endswith(suffix) and len(name) > len(suffix) else name
@@ -104,9 +103,9 @@ def _fit_one(name: str, room: int, suffix: str) -> str:
         return core + (tail[: cuts[-1]] if cuts else "") + "\u2026"
     if len(core) <= room:
         return core
-    for i in range(1, len(core) - MIN_LABEL + 1):  # the longest ending after a separator that fits, with "…"
-        if core[i - 1] in _SEPARATORS and len(core) - i + 1 <= room:
-            return "\u2026" + core[i:]
+    for i in range(1, len(core) - MIN_LABEL + 1):  # the longest ending that fits, from a word after a separator
+        if core[i - 1] in _SEPARATORS and core[i].isalpha() and len(core) - i + 1 <= room:  # not "…0.2"
+            return "" if core[i - 1 :] in frequent else "\u2026" + core[i:]
     return ""
 
 

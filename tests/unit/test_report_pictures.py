@@ -130,6 +130,7 @@ def test_timeline_labels_fit_their_boxes_and_keep_whole_words():
         core = re.sub(r" \(\+\d+\)$", "", label).strip("\u2026")
         assert not core.startswith("/model"), label  # the prefix the tensors share (not "images") is gone
         assert len(core) >= 3 and core in name, (label, name)
+        assert not re.fullmatch(r"(Conv_)?output_\d", core), label  # only the ending every tensor has: no help
         at = name.index(core)
         whole = (at == 0 or name[at - 1] in "/._") and (at + len(core) == len(name) or name[at + len(core)] in "/._")
         assert whole, f"{label!r} cuts a word of {name!r}"  # "…nv…" tells a reader nothing
