@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from .quantize.report_svg import ellipsize_left, short_labels
+from .quantize.report_svg import CHAR_W, short_labels
 
 __all__ = ["svg", "text"]
 
@@ -59,6 +59,16 @@ def _si(n: float) -> str:
     return ""
 
 
+_PAD = 3.0  # px between a box's left edge and its label (and as much kept free on the right)
+
+
+def _room(row: dict[str, Any], cw: float, scale: float) -> int:
+    """How many characters of label fit in the row's box: 0 when it is lower than a line of text."""
+    if max(row["bytes"] * scale, 1.0) < 11:
+        return 0
+    return max(0, int(((row["last"] - row["first"] + 1) * cw - 2 * _PAD) / CHAR_W))
+
+
 def svg(rows: Sequence[dict[str, Any]], steps: int, arena_bytes: int, lower_bound: int = 0, title: str = "") -> str:
     """An SVG picture: x = step, y = arena offset, one labelled rectangle per buffer (hover for details)."""
     left, top, right, bottom = 80, 40, 20, 40
@@ -86,18 +96,13 @@ def svg(rows: Sequence[dict[str, Any]], steps: int, arena_bytes: int, lower_boun
         out.append(f'<line x1="{left - 4}" y1="{y:.1f}" x2="{left}" y2="{y:.1f}" stroke="#666"/>')
         out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{_si(off)}</text>')
     ordered = sorted(rows, key=lambda r: (r["offset"], r["first"]))
-    named, rooms = [], []
-    for r in ordered:
-        if not r["name"].startswith("scratch of step"):
-            extra = len(r.get("tensors", ())) - 1
-            named.append(r["name"])
-            rooms.append(int((r["last"] - r["first"] + 1) * cw / 6.2) - (5 if extra > 0 else 0))
-    short = dict(zip(named, short_labels(named, rooms)))  # without the prefix every tensor shares, then fitted
+    labelled = [r for r in ordered if not r["name"].startswith("scratch of step")]
+    rooms = [_room(r, cw, scale) for r in labelled]
+    short = dict(zip((r["name"] for r in labelled), short_labels([r["name"] for r in labelled], rooms)))
     for r in ordered:
         x, y = left + (r["first"] + 1) * cw, top + r["offset"] * scale
         w, h = (r["last"] - r["first"] + 1) * cw, max(r["bytes"] * scale, 1.0)
-        scratch = r["name"].startswith("scratch of step")
-        fill = "#d0d0d0" if scratch else _color(r["name"])
+        fill = "#d0d0d0" if r["name"] not in short else _color(r["name"])
         tip = f"{_label(r)}\n{r['bytes']} bytes at offset {r['offset']}\nsteps {r['first']}..{r['last']}"
         if len(r.get("tensors", ())) > 1:
             tip += "\ntensors: " + ", ".join(r["tensors"])
@@ -105,12 +110,12 @@ def svg(rows: Sequence[dict[str, Any]], steps: int, arena_bytes: int, lower_boun
             f'<g><title>{escape(tip)}</title><rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" '
             f'fill={quoteattr(fill)} stroke="#333" stroke-width="0.6"/>'
         )
-        if h >= 11 and w >= 8 * 6.2:  # narrower boxes: the name is in the tooltip only
-            room = int(w / 6.2)
+        name = short.get(r["name"], "")
+        if name:  # a box too small for a readable name has it in the tooltip only
             extra = len(r.get("tensors", ())) - 1
-            name = short.get(r["name"]) or ellipsize_left(r["name"], room - (5 if extra > 0 else 0))
-            name += f" (+{extra})" if extra > 0 else ""
-            out.append(f'<text x="{x + 3:.1f}" y="{y + min(h / 2 + 4, 13):.1f}">{escape(name)}</text>')
+            if extra > 0 and len(name) + len(f" (+{extra})") <= _room(r, cw, scale):
+                name += f" (+{extra})"
+            out.append(f'<text x="{x + _PAD:.1f}" y="{y + min(h / 2 + 4, 13):.1f}">{escape(name)}</text>')
         out.append("</g>")
     if 0 < lower_bound < arena_bytes:
         y = top + lower_bound * scale

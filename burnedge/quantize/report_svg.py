@@ -9,42 +9,46 @@ from __future__ import annotations
 
 import html
 import math
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["AXIS_MAX_DB", "AXIS_MIN_DB", "ellipsize_left", "short_labels", "sqnr_svg"]
+__all__ = ["AXIS_MAX_DB", "AXIS_MIN_DB", "CHAR_W", "ellipsize_left", "short_labels", "sqnr_svg"]
 
 AXIS_MAX_DB = 60.0  # past this, more dB tells a reader nothing: the bar ends at the edge with a marker
 AXIS_MIN_DB = -20.0
 _SEPARATORS = "/._:-> "
-_CHAR_W = 6.2  # px per character at font-size 11 (sans-serif, a little generous)
+CHAR_W = 6.2  # px per character at font-size 11 (sans-serif, a little generous)
 
 
-def _common_prefix(names: Sequence[str]) -> int:
-    """Length of the prefix all names share, cut back to just after a separator (so "conv1"/"conv2" keep "conv")."""
-    if len(set(names)) < 2:
-        return 0
-    lo, hi = min(names), max(names)
-    n = 0
-    while n < min(len(lo), len(hi)) and lo[n] == hi[n]:
-        n += 1
-    while n > 0 and lo[n - 1] not in _SEPARATORS:
-        n -= 1
-    return n
+def _common_prefix(names: Sequence[str]) -> str:
+    """The longest prefix that ends at a separator and that nine in ten of the names share (a graph's input
+    "images" or "images/q" does not stop "/model/..." from being found); where it holds a "/" it ends at one, so
+    "/model.4/..." and "/model.22/..." lose "/", not "/model."."""
+    distinct = set(names)
+    if len(distinct) < 2:
+        return ""
+    counts: Counter[str] = Counter()
+    for n in distinct:
+        ends = [i for i, c in enumerate(n[:-1]) if c == "/" or (c in _SEPARATORS and "/" not in n[:i])]
+        counts.update({n[: i + 1] for i in ends})
+    need = max(2, -(-9 * len(distinct) // 10))
+    return max((head for head, k in counts.items() if k >= need), key=len, default="")
 
 
-def _common_suffix(names: Sequence[str]) -> int:
-    """Length of the suffix all names share, starting at a separator."""
-    if len(set(names)) < 2:
-        return 0
-    rev = [n[::-1] for n in names]
-    lo, hi = min(rev), max(rev)
-    n = 0
-    while n < min(len(lo), len(hi)) and lo[n] == hi[n]:
-        n += 1
-    while n > 0 and lo[n - 1] not in _SEPARATORS:
-        n -= 1
-    return n
+def _endings(names: Sequence[str], share: float) -> set[str]:
+    """The endings, each starting at a separator, that at least `share` of the names (and two) have."""
+    distinct = set(names)
+    counts: Counter[str] = Counter()
+    for n in distinct:
+        counts.update({n[i:] for i in range(1, len(n)) if n[i] in _SEPARATORS})
+    need = max(2, math.ceil(share * len(distinct)))
+    return {end for end, k in counts.items() if k >= need}
+
+
+def _common_suffix(names: Sequence[str]) -> str:
+    """The longest ending, starting at a separator, that all names share."""
+    return max(_endings(names, 1.0), key=len, default="") if len(set(names)) > 1 else ""
 
 
 def ellipsize_left(s: str, room: int) -> str:
@@ -53,37 +57,56 @@ def ellipsize_left(s: str, room: int) -> str:
 
 
 def short_labels(names: Sequence[str], room: int | Sequence[int] = 40) -> list[str]:
-    """Each name without the prefix all names share, then ellipsized from the left to `room` characters.
+    """Each name without the prefix the names share, fitted to `room` characters keeping the end that tells it apart.
 
-    When the names also share a long ending and do not fit, that ending is cut short instead (so the part that
-    tells them apart stays visible): "q_proj/MatMul_output_0" and "k_proj/..." do not both become "…output_0".
+    The prefix is the one nine in ten names share (a graph's input "images" does not stop "/model/" from being
+    cut). A name that does not fit first loses its longest ending that a quarter of the names have too (an
+    exporter's "_output_0", an int8 graph's "/q"), shown cut at a separator and "…"; then its leading path
+    segments ("…conv/Conv"). A label that would show under MIN_LABEL characters of the name is ""
+    (the picture's tooltip has the full name). Names that still collide are refitted against the ending only
+    they share: "q_proj/MatMul_output_0" and "k_proj/..." do not both become "…output_0".
     """
-    cut = _common_prefix(names)
-    rest = [n[cut:] or n for n in names]
+    head = _common_prefix(names)
+    rest = [n[len(head) :] if head and n.startswith(head) and len(n) > len(head) else n for n in names]
     rooms = [room] * len(rest) if isinstance(room, int) else list(room)
-    out = _fit(rest, rooms, _common_suffix(rest))
+    frequent = _endings(rest, 0.25)
+    suffixes = [max((e for e in frequent if n.endswith(e) and n != e), key=len, default="") for n in rest]
+    out = _fit(rest, rooms, suffixes, frequent)
     groups: dict[str, list[int]] = {}
     for i, label in enumerate(out):
         groups.setdefault(label, []).append(i)
     for same in groups.values():  # labels that still collide: cut the ending those names share
-        if len({rest[i] for i in same}) > 1:
-            fixed = _fit([rest[i] for i in same], [rooms[i] for i in same], _common_suffix([rest[i] for i in same]))
+        if out[same[0]] and len({rest[i] for i in same}) > 1:
+            shared = _common_suffix([rest[i] for i in same])
+            fixed = _fit([rest[i] for i in same], [rooms[i] for i in same], [shared] * len(same), frequent)
             for i, label in zip(same, fixed):
-                out[i] = label
+                out[i] = label or out[i]  # a readable duplicate rather than none
     return out
 
 
-def _fit(names: Sequence[str], rooms: Sequence[int], suf: int) -> list[str]:
-    out = []
-    for n, room in zip(names, rooms):
-        core, tail = n[: len(n) - suf], n[len(n) - suf :]
-        if len(n) <= room or not core:
-            out.append(ellipsize_left(n, room))
-        elif len(core) + 1 < room:
-            out.append(core + tail[: room - len(core) - 1] + "\u2026")
-        else:
-            out.append(ellipsize_left(core, room - 1) + "\u2026")
-    return out
+MIN_LABEL = 3  # fewer characters of a name than this tell a reader nothing: no label
+
+
+def _fit(names: Sequence[str], rooms: Sequence[int], suffixes: Sequence[str], frequent: set[str]) -> list[str]:
+    return [_fit_one(n, room, suffix, frequent) for n, room, suffix in zip(names, rooms, suffixes)]
+
+
+def _fit_one(name: str, room: int, suffix: str, frequent: set[str]) -> str:
+    """The name in `room` characters, cut only at separators (never inside a word), or "" when too little fits or
+    what fits is an ending many names have (`frequent`: "…output_0" tells a reader nothing)."""
+    if len(name) <= room:
+        return name
+    core = name[: -len(suffix)] if suffix and name.endswith(suffix) and len(name) > len(suffix) else name
+    if core is not name and len(core) + 1 <= room:  # the whole core, and as much of the ending as fits
+        tail = suffix[: room - len(core) - 1]
+        cuts = [i for i, c in enumerate(tail) if c in _SEPARATORS]
+        return core + (tail[: cuts[-1]] if cuts else "") + "\u2026"
+    if len(core) <= room:
+        return core
+    for i in range(1, len(core) - MIN_LABEL + 1):  # the longest ending that fits, from a word after a separator
+        if core[i - 1] in _SEPARATORS and core[i].isalpha() and len(core) - i + 1 <= room:  # not "…0.2"
+            return "" if core[i - 1 :] in frequent else "\u2026" + core[i:]
+    return ""
 
 
 def _db(v: float) -> str:
@@ -101,7 +124,7 @@ def _axis(values: Sequence[float], threshold_db: float) -> tuple[float, float]:
 def _ticks(lo: float, hi: float, plot_w: float) -> list[float]:
     """Round tick values, spaced so that labels (up to 4 characters) stay at least 12 px apart."""
     for step in (5.0, 10.0, 20.0, 50.0, 100.0):
-        if step / (hi - lo) * plot_w >= 4 * _CHAR_W + 12:
+        if step / (hi - lo) * plot_w >= 4 * CHAR_W + 12:
             break
     first = step * math.ceil(lo / step)
     return [first + i * step for i in range(int((hi - first) // step) + 1)]
@@ -129,12 +152,14 @@ def sqnr_svg(rows: Sequence[Any], threshold_db: float, outputs: Sequence[str] = 
         tx = x(tick)
         parts.append(f'<line x1="{tx:.1f}" y1="{top - 4}" x2="{tx:.1f}" y2="{height - 18}" stroke="#ddd"/>')
         parts.append(f'<text class="tick" x="{tx:.1f}" y="{axis_y}" text-anchor="middle">{tick:g}</text>')
+        if len(rows) > 20 and abs(tx - x(threshold_db)) > 6 * CHAR_W:  # a long chart: the axis on top too
+            parts.append(f'<text class="tick" x="{tx:.1f}" y="{top - 8}" text-anchor="middle">{tick:g}</text>')
     tx = x(threshold_db)
     parts.append(f'<text x="{tx:.1f}" y="{top - 8}" text-anchor="middle" fill="#c00">{threshold_db:g}</text>')
     parts.append(
         f'<line x1="{tx:.1f}" y1="{top - 4}" x2="{tx:.1f}" y2="{height - 18}" stroke="#c00" stroke-dasharray="4 3"/>'
     )
-    room = int((label_w - 12) / _CHAR_W)
+    room = int((label_w - 12) / CHAR_W)
     labels = short_labels([r.layer for r in rows], room)
     outs = set(outputs)
     for i, (r, label) in enumerate(zip(rows, labels)):

@@ -5,7 +5,6 @@ and the Python runtime in an emulated arm64 Debian userland (scripts/arm64_userl
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 from pathlib import Path
@@ -16,10 +15,11 @@ import pytest
 import burnedge
 from burnedge.emulate import emulate
 
+from .. import system
 from . import matrix
 from .models import calibration, tiny_cnn, tiny_cnn_float_only
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.boards]  # boards: tests/system-packages.txt
 REPO = Path(__file__).resolve().parents[2]
 TOLERANCE = 1e-4  # README: the bit-exactness contract
 
@@ -80,10 +80,10 @@ def test_suite_model_on_every_target(name, model_cache, tmp_path):
 def _arm64_unavailable() -> str | None:
     """Why scripts/arm64_userland.sh cannot run here, or None."""
     if os.geteuid() != 0:
-        return "it needs root (debootstrap, binfmt_misc, chroot)"
-    for tool, package in (("debootstrap", "debootstrap"), ("qemu-aarch64-static", "qemu-user-static")):
-        if shutil.which(tool) is None:
-            return f"{tool} is missing: apt-get install {package}"
+        return "it needs root (debootstrap, binfmt_misc, chroot): run the tests as root (`sudo scripts/test`)"
+    gone = system.missing(("debootstrap", "qemu-user-static"))
+    if gone:
+        return f"{' '.join(gone)} not installed: `apt-get install {' '.join(gone)}` (or run `scripts/test` as root)"
     cache = Path(os.environ.get("BURNEDGE_ARM64_CACHE") or REPO / ".cache" / "arm64-userland")
     if not any(cache.glob("*/.burnedge-userland")):
         try:
@@ -95,10 +95,8 @@ def _arm64_unavailable() -> str | None:
 
 def test_python_runtime_in_an_arm64_debian_userland(tmp_path):
     why = _arm64_unavailable()
-    if why is not None:
-        if os.environ.get("CI") or os.environ.get("BURNEDGE_REQUIRE_ARM64"):
-            pytest.fail(f"the emulated arm64 userland job cannot run on this CI machine: {why}")
-        pytest.skip(f"the emulated arm64 userland needs this machine's help: {why}")
+    if why is not None:  # under CI or BURNEDGE_REQUIRE_ARM64 (.ci/run) this fails instead of skipping
+        system.unavailable(f"the emulated arm64 userland cannot run here: {why}")
     both = ("rpi4", "rpi5")
     bundles = [
         str(burnedge.export(tiny_cnn(), tmp_path / "float.bedge", target=both)),

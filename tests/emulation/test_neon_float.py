@@ -20,7 +20,7 @@ from burnedge.backends.c.cross import toolchain
 
 from . import matrix
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.boards]  # boards: tests/system-packages.txt
 TOLERANCE = 1e-4  # README: float results within 1e-4 relative of the host
 ARM = ("rpi3", "rpi4", "rpi5")
 NEON_SYMBOLS = ("be_gemm_tile_neon", "be_conv_nhwc_jobs_neon", "be_dwconv_nhwc_band_neon", "be_conv_wino_gemm_neon")

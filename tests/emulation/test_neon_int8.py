@@ -23,7 +23,7 @@ from burnedge.targets import get
 
 from . import matrix
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.boards]  # boards: tests/system-packages.txt
 TARGETS = ("rpi3", "rpi4", "rpi5")
 RNG = np.random.default_rng(5)
 I8 = np.int8

@@ -89,6 +89,63 @@ def test_timeline_labels_are_the_distinguishing_ends():
     labels = [t.text for g in svg.iter(NS + "g") for t in g.iter(NS + "text")]
     assert len(labels) == 4 and len(set(labels)) == 4
     assert not any(label.lstrip("\u2026").startswith(("/model", "odel", "decoder")) for label in labels)
-    assert [label[0] for label in labels] == ["0", "1", "2", "3"]  # the block number that tells them apart shows
+    assert [label[:8] for label in labels] == [f"block.{i}/" for i in range(4)]  # the segment that tells them apart
     tips = [t.text for t in svg.iter(NS + "title")]
     assert all(any(n in tip for tip in tips) for n in names)  # the full name stays in the tooltip
+
+
+def _detector_rows() -> list[dict]:
+    """Buffers named as an exporter names a detector's tensors, with the graph's own input and output among them,
+    in boxes from 1 to 12 steps wide (a real YOLOv8n timeline has all of these)."""
+    names = ["images", "output0"]
+    for i in range(12):
+        names += [f"/model.{i}/cv2/conv/Conv_output_0", f"/model.{i}/Split_output_1"]
+    rows, step = [], 0
+    for i, n in enumerate(names):
+        width = 1 + i % 12
+        rows.append({"name": n, "tensors": [n, n + "_alias"][: 1 + i % 2], "offset": (i % 8) * 512, "bytes": 512,
+                     "first": step, "last": step + width - 1})  # fmt: skip
+        step += 2
+    return rows
+
+
+def _box_labels(svg: ET.Element) -> list[tuple[str, str, float, float]]:
+    """(full name from the tooltip, label, label's x, the box's right edge) for every labelled box."""
+    out = []
+    for g in svg.iter(NS + "g"):
+        text, rect = g.find(NS + "text"), g.find(NS + "rect")
+        if text is not None:
+            name = g.find(NS + "title").text.split("\n")[0].split(" (+")[0]
+            out.append((name, text.text, float(text.get("x")), float(rect.get("x")) + float(rect.get("width"))))
+    return out
+
+
+def test_timeline_labels_fit_their_boxes_and_keep_whole_words():
+    rows = _detector_rows()
+    svg = ET.fromstring(timeline.svg(rows, steps=2 * len(rows) + 12, arena_bytes=4096))
+    labels = _box_labels(svg)
+    assert len(labels) >= len(rows) // 2  # most boxes are wide enough for a label
+    for name, label, x, right in labels:
+        assert x + CHAR_W * len(label) <= right, f"{label!r} overflows its box"
+        core = re.sub(r" \(\+\d+\)$", "", label).strip("\u2026")
+        assert not core.startswith("/model"), label  # the prefix the tensors share (not "images") is gone
+        assert len(core) >= 3 and core in name, (label, name)
+        assert not re.fullmatch(r"(Conv_)?output_\d", core), label  # only the ending every tensor has: no help
+        at = name.index(core)
+        whole = (at == 0 or name[at - 1] in "/._") and (at + len(core) == len(name) or name[at + len(core)] in "/._")
+        assert whole, f"{label!r} cuts a word of {name!r}"  # "…nv…" tells a reader nothing
+    wide = [(n, label) for n, label, x, right in labels if right - x > 24 * CHAR_W]
+    assert wide and all(re.search(r"model\.\d+/", label) for _, label in wide)  # the distinguishing part shows
+
+
+def test_report_labels_drop_the_shared_prefix_at_a_path_segment():
+    ref = {f"t{i}": np.ones(8) for i in range(3)}
+    quant = {k: v * (1 + 0.01 * i) for i, (k, v) in enumerate(ref.items())}
+    layers = {
+        "t0": ("/model.22/Div_1", "Div"),
+        "t1": ("/model.4/cv2/conv/Conv", "Conv"),
+        "t2": ("/model.22/Sub", "Sub"),
+    }
+    svg = _svg(compare(ref, quant, layers).to_html())
+    labels = sorted(t.text for t in svg.iter(NS + "text") if t.get("class") == "bar-label")
+    assert labels == ["model.22/Div_1", "model.22/Sub", "model.4/cv2/conv/Conv"]  # not "22/Div_1": "model." stays

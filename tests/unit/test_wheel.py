@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.boards]  # boards: it exports for rpi4 (tests/system-packages.txt)
 
 
 def _run(cmd: list[str | Path], cwd: Path, env: dict[str, str] | None = None, timeout: int = 180) -> str:
