@@ -17,6 +17,7 @@ __all__ = ["DEFAULT_PIPELINE", "optimize"]
 
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "fold_constants",
+    "einsum",
     "dce",
     "fold_batchnorm",
     "fuse_layernorm",

@@ -35,7 +35,8 @@ def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # -- whole models -------------------------------------------------------------------------------------------------
 def test_default_pipeline_order():
     assert DEFAULT_PIPELINE == (
-        "fold_constants", "dce", "fold_batchnorm", "fuse_layernorm", "fuse_epilogue", "fuse_elementwise", "dce",
+        "fold_constants", "einsum", "dce", "fold_batchnorm", "fuse_layernorm", "fuse_epilogue", "fuse_elementwise",
+        "dce",
     )  # fmt: skip
 
 

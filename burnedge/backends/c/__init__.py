@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ...bundle import Bundle
 from ...ir import Graph, Node
-from ...passes import DEFAULT_PIPELINE
+from ...passes import DEFAULT_PIPELINE, einsum
 from ...plan import Plan
 from ...targets import Target
 from ..base import Artifacts, Backend, Library
@@ -51,7 +51,8 @@ class CBackend(Backend):
 
     def supports(self, node: Node, graph: Graph | None = None) -> str | None:
         if find(node) is None:
-            return f"no C kernel for {node.op.key}"
+            why = einsum.why_not(graph, node) if graph is not None and node.op.key == "Einsum" else None
+            return f"no C kernel for {node.op.key}" + (f" (the einsum pass cannot rewrite it: {why})" if why else "")
         if graph is not None:
             for name in [*node.inputs, *node.outputs]:
                 if name and graph.values[name].dtype.name not in CTYPES:
