@@ -20,6 +20,10 @@ void be_reduce_f32_portable(const float *x, float *y, long outer, long n, long i
 /* integers wrap like the reference (sums and products in the input type); post must be BE_POST_NONE */
 void be_reduce_i32(const int32_t *x, int32_t *y, long outer, long n, long inner, int pre, int comb, int threads);
 void be_reduce_i64(const int64_t *x, int64_t *y, long outer, long n, long inner, int pre, int comb, int threads);
+/* 8-bit and bool (0/1 bytes): comb must be BE_RED_MAX or BE_RED_MIN */
+void be_reduce_i8(const int8_t *x, int8_t *y, long outer, long n, long inner, int pre, int comb, int threads);
+void be_reduce_u8(const uint8_t *x, uint8_t *y, long outer, long n, long inner, int pre, int comb, int threads);
+void be_reduce_bool(const uint8_t *x, uint8_t *y, long outer, long n, long inner, int pre, int comb, int threads);
 
 /* ArgMax (is_min=0) / ArgMin: the first (or, with `last`, the last) index of the extreme; NaN wins */
 void be_argmax_f32(const float *x, int64_t *y, long outer, long n, long inner, int is_min, int last, int threads);

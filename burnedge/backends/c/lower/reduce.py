@@ -71,6 +71,9 @@ KINDS = {
     "ReduceLogSumExp": ("BE_PRE_NONE", "BE_RED_LSE", "BE_POST_NONE"),
 }
 INT_KINDS = ("ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceSumSquare")
+# 8-bit and bool inputs: the extremes only (an int8 ReduceMax is how a quantized max runs: int8_passthrough)
+BYTE_KINDS = ("ReduceMax", "ReduceMin")
+BYTE_SUFFIX = {"int8": "i8", "uint8": "u8", "bool": "bool"}
 
 
 def _axes(graph: Graph, node: Node) -> tuple[int, ...] | None:
@@ -132,14 +135,15 @@ def reduce(ctx: Ctx, node: Node) -> str:
     axes = _axes(ctx.graph, node)
     ctx.require(axes is not None, "the axes input is not a constant")
     dt = ctx.dtype(x).name
-    is_int = dt in ("int32", "int64")
-    ctx.require(dt == "float32" or (is_int and node.op_type in INT_KINDS), f"no C {node.op_type} on {dt}")
+    is_int = dt in ("int32", "int64") or dt in BYTE_SUFFIX
+    ok = dt == "float32" or (dt in ("int32", "int64") and node.op_type in INT_KINDS)
+    ctx.require(ok or (dt in BYTE_SUFFIX and node.op_type in BYTE_KINDS), f"no C {node.op_type} on {dt}")
     if ctx.size(y) == 0:
         return "/* empty */"
     pre, comb, post = KINDS[node.op_type]
     stages = _stages(ctx.shape(x), axes)
     count = math.prod(ctx.shape(x)[a] for a in axes)
-    ct = "float" if dt == "float32" else f"{dt}_t"
+    ct = "float" if dt == "float32" else "uint8_t" if dt == "bool" else f"{dt}_t"
     lines, src, offset = [], ctx.tensor(x), 0
     for k, (outer, n, inner) in enumerate(stages):
         last = k == len(stages) - 1
@@ -150,7 +154,8 @@ def reduce(ctx: Ctx, node: Node) -> str:
             offset += outer * inner
         p = pre if k == 0 else "BE_PRE_NONE"
         if is_int:
-            lines.append(f"be_reduce_i{dt[3:]}({src}, {dst}, {outer}, {n}, {inner}, {p}, {comb}, threads);")
+            suffix = BYTE_SUFFIX.get(dt, f"i{dt[3:]}")
+            lines.append(f"be_reduce_{suffix}({src}, {dst}, {outer}, {n}, {inner}, {p}, {comb}, threads);")
         else:
             q = post if last else "BE_POST_NONE"
             args = f"{outer}, {n}, {inner}, {p}, {comb}, {q}, {flit(count)}"

@@ -28,3 +28,8 @@
 
 BE_REDUCE_INT(be_reduce_i32, int32_t, uint32_t, INT32_MIN, INT32_MAX)
 BE_REDUCE_INT(be_reduce_i64, int64_t, uint64_t, INT64_MIN, INT64_MAX)
+/* 8-bit and bool: ReduceMax / ReduceMin only (the lowering asks for nothing else); int8 is how quantized tensors
+ * reach a max (int8_passthrough: the max of int8 codes is the code of the max) */
+BE_REDUCE_INT(be_reduce_i8, int8_t, uint8_t, INT8_MIN, INT8_MAX)
+BE_REDUCE_INT(be_reduce_u8, uint8_t, uint8_t, 0, UINT8_MAX)
+BE_REDUCE_INT(be_reduce_bool, uint8_t, uint8_t, 0, 1)
