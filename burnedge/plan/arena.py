@@ -71,9 +71,15 @@ def lower_bound(buffers: list[Buffer]) -> int:
     return best
 
 
-def make_plan(graph: Graph, scratch: Callable[[Node], int] | None = None, in_place: bool = True) -> Plan:
-    """Lifetimes (with aliases and scratch) -> offsets from the best planner -> Plan."""
-    buffers = lifetimes(graph, scratch, in_place)
+def make_plan(
+    graph: Graph,
+    scratch: Callable[[Node], int] | None = None,
+    in_place: bool = True,
+    external: frozenset[str] = frozenset(),
+) -> Plan:
+    """Lifetimes (with aliases and scratch) -> offsets from the best planner -> Plan. Tensors named `external`
+    live outside this arena (schedule.lifetimes) and get no offset here."""
+    buffers = lifetimes(graph, scratch, in_place, external)
     planner, offsets, size = best_plan([(b.size, b.first, b.last) for b in buffers])
     by_tensor = {t: off for b, off in zip(buffers, offsets) for t in b.tensors}
     scratch_at = {b.scratch_of: (off, b.size) for b, off in zip(buffers, offsets) if b.scratch_of is not None}

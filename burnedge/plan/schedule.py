@@ -7,7 +7,8 @@ Two kinds of alias:
   step (nothing reads them later, views included).
 
 Aliased tensors form one buffer whose lifetime spans all of theirs. Scratch memory a kernel asks for is a buffer
-alive during its own step only.
+alive during its own step only. Tensors named `external` live elsewhere (an If branch reads its enclosing plan's
+tensors where that plan put them): they get no buffer, and nothing is aliased onto them.
 """
 
 from __future__ import annotations
@@ -36,16 +37,21 @@ class Buffer:
     scratch_of: int | None = None
 
 
-def _in_arena(graph: Graph, name: str) -> bool:
+def _in_arena(graph: Graph, name: str, external: frozenset[str] = frozenset()) -> bool:
     v = graph.values[name]
-    return not v.is_const and v.dtype != object
+    return not v.is_const and v.dtype != object and name not in external
 
 
 def _is_view(node: Node) -> bool:
     return "view" in node.op.tags and len([o for o in node.outputs if o]) == 1 and bool(node.inputs[0])
 
 
-def lifetimes(graph: Graph, scratch: Callable[[Node], int] | None = None, in_place: bool = True) -> list[Buffer]:
+def lifetimes(
+    graph: Graph,
+    scratch: Callable[[Node], int] | None = None,
+    in_place: bool = True,
+    external: frozenset[str] = frozenset(),
+) -> list[Buffer]:
     """Buffers for every arena tensor of `graph` (constants and object tensors live elsewhere), plus scratch.
 
     Steps: walk the nodes in order; a view joins its input's buffer; an elementwise output joins the buffer of a
@@ -68,11 +74,11 @@ def lifetimes(graph: Graph, scratch: Callable[[Node], int] | None = None, in_pla
         buffers.append(b)
 
     for name in graph.inputs:
-        if _in_arena(graph, name):
+        if _in_arena(graph, name, external):
             open_buffer(name, -1)
     for step, node in enumerate(graph.nodes):
         for out in node.outputs:
-            if not out or not _in_arena(graph, out):
+            if not out or not _in_arena(graph, out, external):
                 continue
             base = _alias_target(graph, node, out, owner, step) if in_place or _is_view(node) else None
             if base is not None:

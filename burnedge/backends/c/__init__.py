@@ -24,7 +24,8 @@ from .build import build_model, host_toolchain, kernel_sources
 from .cross import library_row, toolchain
 from .emit import emit, weights_blob
 from .loader import load
-from .lower import CTYPES, find
+from .lower import CTYPES, find, step_scratch
+from .lower.control_flow import branch_problem
 from .lower.layout import nhwc_int8_tensors, nhwc_tensors
 from .runtime import CModel, TensorSlot
 from .standalone import runner_binary
@@ -53,6 +54,9 @@ class CBackend(Backend):
         if find(node) is None:
             why = einsum.why_not(graph, node) if graph is not None and node.op.key == "Einsum" else None
             return f"no C kernel for {node.op.key}" + (f" (the einsum pass cannot rewrite it: {why})" if why else "")
+        why = branch_problem(node)
+        if why:
+            return why
         if graph is not None:
             for name in [*node.inputs, *node.outputs]:
                 if name and graph.values[name].dtype.name not in CTYPES:
@@ -60,8 +64,7 @@ class CBackend(Backend):
         return None
 
     def scratch(self, graph: Graph, node: Node) -> int:
-        lowering = find(node)
-        return lowering.scratch(graph, node) if lowering is not None and lowering.scratch is not None else 0
+        return step_scratch(graph, node)
 
     def compile(self, plan: Plan, threads: int = 1) -> CModel:
         emitted = emit(plan, plan.graph.name)  # every C build can run step by step

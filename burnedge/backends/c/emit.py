@@ -22,7 +22,7 @@ import numpy as np
 from ...errors import UnsupportedOpError
 from ...plan import Plan
 from .build import KERNEL_DIR
-from .lower import Ctx, find
+from .lower import Ctx, find, label
 from .runtime import aligned_empty
 
 # burnedge.h (shared helpers) first, then one header per kernel family
@@ -51,9 +51,7 @@ def emit(plan: Plan, name: str = "model") -> Emitted:
     for step, node in enumerate(plan.steps):
         ctx.step, ctx.node = step, node
         code = find(node).fn(ctx, node)
-        ops = "+".join(op for op, _ in node.onnx_ops)
-        label = f"{ops} {node.name!r}".replace("*/", "* /")
-        cases.append(f"  case {step}: {{ /* {label} */")
+        cases.append(f"  case {step}: {{ /* {label(node)} */")
         cases.extend("    " + line for line in code.splitlines())
         cases.append("  } break;")
     n = len(plan.steps)

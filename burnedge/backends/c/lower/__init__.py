@@ -34,7 +34,7 @@ from ....errors import BurnedgeError
 from ....ir import Graph, Node
 from ....plan import Plan
 
-__all__ = ["CTYPES", "Ctx", "LowerError", "Lowering", "ctype", "find", "lower", "supported"]
+__all__ = ["CTYPES", "Ctx", "LowerError", "Lowering", "ctype", "find", "label", "lower", "step_scratch", "supported"]
 
 CTYPES = {
     "float32": "float",
@@ -117,6 +117,18 @@ def find(node: Node) -> Lowering | None:
     """The lowering of `node`'s op, or None when the C backend has no kernel for it."""
     _load_all()
     return _LOWERINGS.get((node.op.domain, node.op.name))
+
+
+def step_scratch(graph: Graph, node: Node) -> int:
+    """The scratch bytes the lowering of `node` asks for (0 without a lowering or a scratch function)."""
+    lowering = find(node)
+    return lowering.scratch(graph, node) if lowering is not None and lowering.scratch is not None else 0
+
+
+def label(node: Node) -> str:
+    """A step's comment in the generated C: the ONNX ops it computes and its node name."""
+    ops = "+".join(op for op, _ in node.onnx_ops)
+    return f"{ops} {node.name!r}".replace("*/", "* /")
 
 
 def supported() -> set[tuple[str, str]]:

@@ -1,0 +1,98 @@
+"""An If whose condition is known only at run time: each branch planned as a graph of its own, both over the If
+step's scratch memory (only one of them runs, so the two share those bytes).
+
+    arena | ... cond, tensors the branches read ... | If outputs | scratch of the If step                     |
+                                                                 | then: its tensors, its kernels' scratch    |
+                                                                 | else: its tensors, its kernels' scratch    |
+                                                                 (both from the scratch's first byte)
+
+1. `branch_graph`: a branch as a static Graph of its own. Its inputs are the enclosing graph's arena tensors it
+   reads, which stay where the enclosing plan put them (`external`); the enclosing constants it reads are copied
+   in; its nodes are typed, and nodes of constants folded, as the importer does for the main graph.
+2. `plan_if`: each branch planned by `make_plan` (its tensors and its kernels' scratch); the If step's scratch is
+   the larger of the two arenas. Each branch output must have the If output's shape and dtype: a static plan
+   has one shape per tensor.
+3. `placed`: a branch plan moved to the If step's scratch, its external tensors at the enclosing plan's offsets:
+   what a backend lowers the branch's steps with. The If's outputs are copies of the chosen branch's outputs.
+
+Loop and Scan bodies are not planned here (their carried state would need a loop in the plan).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from ..errors import ModelError
+from ..importers.onnx import _infer_and_fold  # the importer's typing and folding, applied to one branch
+from ..ir import Graph, Node
+from .arena import Plan, make_plan
+
+__all__ = ["BRANCHES", "BranchPlans", "branch_graph", "placed", "plan_if"]
+
+BRANCHES = ("then_branch", "else_branch")
+
+
+@dataclass
+class BranchPlans:
+    """The plans of an If's two branches (`then`, `other`), each from offset 0 of the If step's scratch."""
+
+    then: Plan
+    other: Plan
+
+    @property
+    def arena_bytes(self) -> int:
+        return max(self.then.arena_bytes, self.other.arena_bytes)
+
+
+def _reads(branch: Graph) -> list[str]:
+    """Names `branch` reads from enclosing scopes, in first-use order."""
+    defined = set(branch.inputs) | {n for n, v in branch.values.items() if v.is_const}
+    seen: dict[str, None] = {}
+    for node in branch.nodes:
+        for n in node.uses():
+            if n not in defined:
+                seen[n] = None
+        defined.update(o for o in node.outputs if o)
+    seen.update((n, None) for n in branch.outputs if n not in defined)
+    return list(seen)
+
+
+def branch_graph(graph: Graph, node: Node, attr: str) -> Graph:
+    """Branch `attr` of If `node` (in `graph`) as a static Graph: inputs are the arena tensors of `graph` it reads."""
+    branch: Graph = node.attrs[attr]
+    if branch.inputs:
+        raise ModelError(f"node {node.name!r} (If): its {attr} declares inputs {branch.inputs}; If branches take none")
+    reads = _reads(branch)
+    values = {n: graph.values[n] for n in reads}
+    values.update((n, v) for n, v in branch.values.items() if v.is_const)
+    inputs = [n for n in reads if not values[n].is_const]
+    g = Graph(f"{node.name}/{attr}", inputs, list(branch.outputs), list(branch.nodes), values, graph.opset)
+    _infer_and_fold(g)
+    g.prune()
+    return g
+
+
+def plan_if(graph: Graph, node: Node, scratch: Callable[[Graph, Node], int]) -> BranchPlans:
+    """Plans both branches of If `node`; `scratch(branch, n)` gives the scratch bytes of a step of a branch."""
+    plans = []
+    for attr in BRANCHES:
+        g = branch_graph(graph, node, attr)
+        for k, (o, y) in enumerate(zip(g.outputs, node.outputs)):
+            vo, vy = g.values[o], graph.values[y] if y else None
+            if vy is not None and (vo.shape != vy.shape or vo.dtype != vy.dtype):
+                raise ModelError(
+                    f"node {node.name!r} (If): output {k} of its {attr} is {vo.dtype}{list(vo.shape)}, the If's "
+                    f"{y!r} is {vy.dtype}{list(vy.shape)}: a static plan needs both branches to give one shape"
+                )
+        plans.append(make_plan(g, lambda n, g=g: scratch(g, n), external=frozenset(g.inputs)))
+    return BranchPlans(*plans)
+
+
+def placed(plan: Plan, base: int, outer: dict[str, int]) -> Plan:
+    """`plan` (of a branch) moved to arena offset `base`; its external inputs at their `outer` offsets."""
+    offsets = {n: outer[n] for n in plan.graph.inputs}
+    offsets.update((n, base + off) for n, off in plan.offsets.items())
+    scratch = {s: (base + off, size) for s, (off, size) in plan.scratch.items()}
+    moved = [base + off for off in plan.buffer_offsets]
+    return replace(plan, buffer_offsets=moved, offsets=offsets, scratch=scratch)
