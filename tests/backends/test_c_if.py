@@ -168,3 +168,38 @@ def test_a_loop_stays_on_numpy_with_its_reason():
     v0 = np.array([1.0, 2.0, 3.0], np.float32)
     want = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"v0": v0})[0]
     np.testing.assert_array_equal(burnedge.Session(model).run({"v0": v0})["v"], want)  # numpy runs it
+
+
+def test_branch_constants_of_one_name_and_pass_through_outputs():
+    """Both branches name a constant 'k' (3 and -1); a branch may output a view of an enclosing tensor (a copy:
+    the view cannot share bytes it does not own) or a constant of its own."""
+    k3 = numpy_helper.from_array(np.full((2, 4), 3.0, np.float32), "k")
+    k_1 = numpy_helper.from_array(np.full((2, 4), -1.0, np.float32), "k")
+    c0 = numpy_helper.from_array(np.arange(8, dtype=np.float32).reshape(2, 4), "c0")
+    if1 = helper.make_node(
+        "If",
+        ["c"],
+        ["y1"],
+        then_branch=_graph([helper.make_node("Mul", ["x", "k"], ["m"])], ["m"], [k3], "then1"),
+        else_branch=_graph([helper.make_node("Add", ["x", "k"], ["a"])], ["a"], [k_1], "else1"),
+    )
+    if2 = helper.make_node(
+        "If",
+        ["c"],
+        ["y2"],
+        then_branch=_graph([helper.make_node("Identity", ["x"], ["xo"])], ["xo"], name="then2"),
+        else_branch=_graph([], ["c0"], [c0], "else2"),
+    )
+    g = helper.make_graph(
+        [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0), helper.make_node("Greater", ["s", "zero"], ["c"]),
+         if1, if2, helper.make_node("Sub", ["y1", "y2"], ["z"])],
+        "consts",
+        [helper.make_tensor_value_info("x", F, [2, 4])],
+        [helper.make_tensor_value_info("z", F, [2, 4])],
+        [numpy_helper.from_array(np.array(0.0, np.float32), "zero")],
+    )  # fmt: skip
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    c = burnedge.Session(burnedge.load(m), backend="c")
+    for x in (X_THEN, X_ELSE_POS):
+        np.testing.assert_allclose(c.run({"x": x})["z"], ref.run(None, {"x": x})[0], rtol=1e-6, atol=1e-6)

@@ -15,9 +15,10 @@ plan of straight-line steps does not have.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ....ir import Graph, Node
+from ....plan import Plan
 from ....plan.branches import BRANCHES, placed, plan_if
 from . import Ctx, find, label, lower, step_scratch
 
@@ -53,28 +54,33 @@ def _if_scratch(graph: Graph, node: Node) -> int:
 
 @dataclass
 class _BranchCtx(Ctx):
-    """A Ctx over a placed branch plan: constants of the branch go into the weights under `prefix`."""
+    """A Ctx over a placed branch plan. Its constants go into the one weights blob under `keys`: a constant the
+    branch reads from an enclosing graph keeps that graph's key (one copy); one of its own gets `prefix` (two
+    branches may each have a constant of the same name)."""
 
     prefix: str = ""
-    shared: frozenset[str] = frozenset()  # constants of the enclosing graphs, stored under their own names
+    keys: dict[str, str] = field(default_factory=dict)
 
     def _add_weight(self, key: str, arr) -> int:
-        return super()._add_weight(key if key in self.shared else self.prefix + key, arr)
+        return super()._add_weight(self.keys.get(key, self.prefix + key), arr)
 
 
-def _branch(ctx: Ctx, node: Node, attr: str, plan) -> str:
+def _weight_key(ctx: Ctx, name: str) -> str:
+    return ctx.keys.get(name, ctx.prefix + name) if isinstance(ctx, _BranchCtx) else name
+
+
+def _branch(ctx: Ctx, node: Node, attr: str, plan: Plan) -> str:
     """The C of one branch: its steps, then copies of its outputs to the If's outputs."""
     base = ctx.plan.scratch[ctx.step][0] if ctx.step in ctx.plan.scratch else 0
-    shared = frozenset(n for n, v in ctx.graph.values.items() if v.is_const)
-    if isinstance(ctx, _BranchCtx):
-        shared |= ctx.shared
+    outer = ctx.graph.values
+    keys = {n: _weight_key(ctx, n) for n, v in plan.graph.values.items() if v.is_const and outer.get(n) is v}
     sub = _BranchCtx(
         placed(plan, base, ctx.plan.offsets),
         ctx.weights,
         weight_bytes=ctx.weight_bytes,
         packed=ctx.packed,
-        prefix=f"{node.name}/{attr}/",
-        shared=shared,
+        prefix=f"{_weight_key(ctx, node.name)}/{attr}/",
+        keys=keys,
     )
     lines = []
     for step, inner in enumerate(sub.plan.steps):
@@ -99,7 +105,7 @@ def if_(ctx: Ctx, node: Node) -> str:
     cond = node.inputs[0]
     ctx.require(ctx.size(cond) == 1, f"the condition has {ctx.size(cond)} elements, not 1")
     plans = plan_if(ctx.graph, node, step_scratch)
-    then, other = (_branch(ctx, node, attr, p) for attr, p in zip(BRANCHES, (plans.then, plans.other)))
+    then, other = [_branch(ctx, node, attr, p) for attr, p in zip(BRANCHES, (plans.then, plans.other))]
     test = f"{ctx.tensor(cond)}[0]"
     body = ["  " + line for line in then.splitlines()], ["  " + line for line in other.splitlines()]
     return "\n".join([f"if ({test}) {{", *body[0], "} else {", *body[1], "}"])
