@@ -51,9 +51,11 @@ class CBackend(Backend):
         return None if shutil.which(cc) else f"no C compiler {cc!r} (Debian: apt-get install gcc)"
 
     def supports(self, node: Node, graph: Graph | None = None) -> str | None:
+        if node.op.key == "Einsum":  # the pipeline's einsum pass rewrites it into ops C has
+            why = einsum.why_not(graph, node) if graph is not None else None
+            return f"no C kernel for Einsum (the einsum pass cannot rewrite it: {why})" if why else None
         if find(node) is None:
-            why = einsum.why_not(graph, node) if graph is not None and node.op.key == "Einsum" else None
-            return f"no C kernel for {node.op.key}" + (f" (the einsum pass cannot rewrite it: {why})" if why else "")
+            return f"no C kernel for {node.op.key}"
         why = branch_problem(node)
         if why:
             return why
