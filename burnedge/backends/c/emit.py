@@ -9,6 +9,9 @@ step timed: burnedge.backends.wrappers)::
     int be_model_step(uint8_t *arena, const uint8_t *weights, int threads, int step);
     int be_model_profile(uint8_t *arena, const uint8_t *weights, int threads, double *ns);
 
+An If on a condition computed at run time is one step: its case holds both branches' steps, the condition
+choosing one (lower/control_flow.py).
+
 The weights blob holds every constant a step reads (and the repacked forms lowerings ask for), each 64-byte
 aligned; its layout is returned with the source so the runtime and the bundle can rebuild it.
 """
