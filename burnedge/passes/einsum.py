@@ -12,8 +12,9 @@ Steps for one Einsum node:
    of size 1), Reshape to [batch..., own_a..., own_b...];
 4. Transpose to the output's order (Identity when nothing is left to do).
 
-Grouped linear layers (``btgi,gih->btgh``: DeepFilterNet) become one batched MatMul over the groups. An equation
-whose contracted letter broadcasts (size 1 on one side only) is left as Einsum, with the reason `why_not` gives.
+Nodes of constants alone (a constant operand's Transpose or Reshape) are evaluated here, once. Grouped linear
+layers (``btgi,gih->btgh``: DeepFilterNet) become one batched MatMul over the groups. An equation whose contracted
+letter broadcasts (size 1 on one side only) is left as Einsum, with the reason `why_not` gives.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import numpy as np
 
 from ..ir import Graph, Node, Value
 from ..ops import for_onnx
+from ..ops.interpreter import evaluate
 
 __all__ = ["parse", "run", "why_not"]
 
@@ -194,7 +196,20 @@ def _rewrite(graph: Graph, node: Node) -> list[Node]:
         del graph.values[acc.name]
     else:  # nothing to compute (an operand passed through): a view
         b.emit("Identity", [acc.name], graph.values[y].shape, out=y)
-    return b.nodes
+    return _fold(graph, b.nodes)
+
+
+def _fold(graph: Graph, nodes: list[Node]) -> list[Node]:
+    """Evaluates the new nodes that read only constants (a constant operand's transpose and reshape: weights
+    are laid out once, here, instead of at every run); returns the others."""
+    kept = []
+    for node in nodes:
+        if all(graph.values[n].is_const for n in node.inputs if n):
+            out = evaluate(node, [graph.values[n].data for n in node.inputs])[0]
+            graph.values[node.outputs[0]] = Value(node.outputs[0], out.dtype, out.shape, out)
+        else:
+            kept.append(node)
+    return kept
 
 
 def _matmul(b: _Builder, a: _Operand, c: _Operand, later: set[str]) -> _Operand:

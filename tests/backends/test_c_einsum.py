@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 import burnedge
 from burnedge.passes import einsum, optimize
@@ -71,3 +71,23 @@ def test_a_broadcast_contracted_axis_stays_einsum_with_its_reason():
     assert [n.op_type for n in optimize(graph.copy(), ("einsum",)).nodes] == ["Einsum"]
     with pytest.raises(burnedge.BurnedgeError, match="Einsum"):
         burnedge.Session(burnedge.load(m), backend="c")
+
+
+def test_a_constant_operand_is_laid_out_once():
+    """'btgi,ghi->btgh' with constant weights: their transpose is done by the pass, not at every run."""
+    w = RNG.standard_normal((4, 6, 5)).astype(np.float32)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 5])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    node = helper.make_node("Einsum", ["x", "w"], ["y"], equation="btgi,ghi->btgh")
+    g = helper.make_graph([node], "grouped", [x], [y], [numpy_helper.from_array(w, "w")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    model = burnedge.load(m)
+    rewritten = optimize(model.graph.copy(), ("einsum", "dce"))
+    ops = [n.op_type for n in rewritten.nodes]
+    matmul = rewritten.nodes[ops.index("MatMul")]
+    transposes = [n for n in rewritten.nodes if n.op_type == "Transpose"]  # x's and the output's
+    assert transposes and not any(rewritten.values[n.inputs[0]].is_const for n in transposes)  # w's is done
+    assert rewritten.values[matmul.inputs[1]].is_const
+    feeds = {"x": RNG.standard_normal((1, 3, 4, 5)).astype(np.float32)}
+    want = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    assert _rel(burnedge.Session(model, backend="c").run(feeds)["y"], want) < 1e-5
