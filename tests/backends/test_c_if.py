@@ -203,3 +203,40 @@ def test_branch_constants_of_one_name_and_pass_through_outputs():
     c = burnedge.Session(burnedge.load(m), backend="c")
     for x in (X_THEN, X_ELSE_POS):
         np.testing.assert_allclose(c.run({"x": x})["z"], ref.run(None, {"x": x})[0], rtol=1e-6, atol=1e-6)
+
+
+def test_convs_inside_branches_with_their_scratch_and_threads():
+    """Branches of convs (kernel scratch, a conv -> conv chain the C backend may keep channels-last) and pools."""
+    rng = np.random.default_rng(0)
+
+    def w(name, *shape):
+        return numpy_helper.from_array((rng.standard_normal(shape) * 0.3).astype(np.float32), name)
+
+    then = _graph(
+        [helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1] * 4), helper.make_node("Relu", ["a"], ["b"]),
+         helper.make_node("Conv", ["b", "w2"], ["c"], pads=[1] * 4),
+         helper.make_node("GlobalAveragePool", ["c"], ["t_out"])],
+        ["t_out"], [w("w1", 8, 3, 3, 3), w("w2", 8, 8, 3, 3)], "then",
+    )  # fmt: skip
+    other = _graph(
+        [helper.make_node("Conv", ["x", "w3"], ["d"], pads=[2] * 4, strides=[2, 2]),
+         helper.make_node("GlobalMaxPool", ["d"], ["e_out"])],
+        ["e_out"], [w("w3", 8, 3, 5, 5)], "else",
+    )  # fmt: skip
+    g = helper.make_graph(
+        [helper.make_node("ReduceMean", ["x"], ["s"], keepdims=0), helper.make_node("Greater", ["s", "zero"], ["go"]),
+         helper.make_node("If", ["go"], ["y"], then_branch=then, else_branch=other)],
+        "if_conv",
+        [helper.make_tensor_value_info("x", F, [1, 3, 16, 16])],
+        [helper.make_tensor_value_info("y", F, [1, 8, 1, 1])],
+        [numpy_helper.from_array(np.array(0.0, np.float32), "zero")],
+    )  # fmt: skip
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    model = burnedge.load(m)
+    for threads in (1, 2):
+        c = burnedge.Session(model, backend="c", threads=threads)
+        for sign in (1, -1):
+            x = (rng.standard_normal((1, 3, 16, 16)) + sign).astype(np.float32)
+            want = ref.run(None, {"x": x})[0]
+            np.testing.assert_allclose(c.run({"x": x})["y"], want, rtol=1e-5, atol=1e-5 * float(np.abs(want).max()))
