@@ -45,25 +45,13 @@ class BranchPlans:
         return max(self.then.arena_bytes, self.other.arena_bytes)
 
 
-def _reads(branch: Graph) -> list[str]:
-    """Names `branch` reads from enclosing scopes, in first-use order."""
-    defined = set(branch.inputs) | {n for n, v in branch.values.items() if v.is_const}
-    seen: dict[str, None] = {}
-    for node in branch.nodes:
-        for n in node.uses():
-            if n not in defined:
-                seen[n] = None
-        defined.update(o for o in node.outputs if o)
-    seen.update((n, None) for n in branch.outputs if n not in defined)
-    return list(seen)
-
-
 def branch_graph(graph: Graph, node: Node, attr: str) -> Graph:
-    """Branch `attr` of If `node` (in `graph`) as a static Graph: inputs are the arena tensors of `graph` it reads."""
+    """Branch `attr` of If `node` (in `graph`) as a static Graph; its inputs are the tensors of `graph` that the If's
+    branches read (node.captures), its constants those it has and those of `graph` it reads."""
     branch: Graph = node.attrs[attr]
     if branch.inputs:
         raise ModelError(f"node {node.name!r} (If): its {attr} declares inputs {branch.inputs}; If branches take none")
-    reads = _reads(branch)
+    reads = node.captures  # what either branch reads from enclosing scopes (the importer lists them)
     values = {n: graph.values[n] for n in reads}
     values.update((n, v) for n, v in branch.values.items() if v.is_const)
     inputs = [n for n in reads if not values[n].is_const]
@@ -91,7 +79,7 @@ def plan_if(graph: Graph, node: Node, scratch: Callable[[Graph, Node], int]) -> 
 
 def placed(plan: Plan, base: int, outer: dict[str, int]) -> Plan:
     """`plan` (of a branch) moved to arena offset `base`; its external inputs at their `outer` offsets."""
-    offsets = {n: outer[n] for n in plan.graph.inputs}
+    offsets = {n: outer[n] for n in plan.graph.inputs if n in outer}
     offsets.update((n, base + off) for n, off in plan.offsets.items())
     scratch = {s: (base + off, size) for s, (off, size) in plan.scratch.items()}
     moved = [base + off for off in plan.buffer_offsets]
