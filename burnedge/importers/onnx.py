@@ -30,7 +30,7 @@ from ..ops import REQUIRED, OpDef, Spec, for_onnx
 from ..ops.interpreter import evaluate
 from .unroll import inline_if, unroll_loop
 
-__all__ = ["from_proto", "read"]
+__all__ = ["from_proto", "infer_and_fold", "read"]
 
 Missing = dict[tuple[str, str, int], list[str]]
 
@@ -262,7 +262,9 @@ def _zeros(v: Value) -> np.ndarray:
     return np.zeros(v.shape, v.dtype)
 
 
-def _infer_and_fold(graph: Graph) -> None:
+def infer_and_fold(graph: Graph) -> None:
+    """Types every value of `graph` from its inputs' shapes, folding what is constant (control flow on a constant
+    condition inlined, constant-trip loops unrolled); a shape that depends on an input's value is a NotStaticError."""
     origins: dict[str, frozenset[str]] = {n: frozenset([n]) for n in graph.inputs}
     kept: list[Node] = []
     pending = deque(graph.nodes)
@@ -376,7 +378,7 @@ def from_proto(
         raise UnsupportedOpError(missing)
     _static_inputs(graph, model.graph, input_shapes or {}, bind or {})
     graph.toposort()
-    _infer_and_fold(graph)
+    infer_and_fold(graph)
     graph.prune()
     graph.verify()
     return graph
