@@ -203,7 +203,7 @@ def test_malformed_calibration_data_is_a_clear_error(tmp_path) -> None:
 
 
 def test_unknown_method_lists_the_calibrators() -> None:
-    with pytest.raises(BurnedgeError, match="available: entropy, minmax, mse, percentile"):
+    with pytest.raises(BurnedgeError, match="available: auto, entropy, minmax, mse, percentile"):
         quantize_model(_model(), _feeds(1), method="magic", progress=False)
 
 
