@@ -240,6 +240,19 @@ def test_streaming_measurement_feeds_the_int8_state_back() -> None:
     assert old_row.max_abs_error < row.max_abs_error  # the fed-back int8 state drifts further
 
 
+def test_cli_state_takes_a_stream_of_frames_without_the_state(tmp_path: Path, capsys) -> None:
+    model = save(rnn(), tmp_path / "rnn.onnx")
+    np.save(tmp_path / "frames.npy", np.stack([f["x"] for f in _feeds(40, seed=5, shape=(1, 4))]))
+    out = tmp_path / "rnn.bedge"
+    base = ["quantize", str(model), "-o", str(out), "--calibration", str(tmp_path / "frames.npy")]
+    assert main([*base, "--state", "h=hn", "--allow-below-target"]) == 0
+    text = capsys.readouterr().out
+    assert "40 calibration batch(es), measured on 40" in text and "state h <- hn fed back" in text
+    assert burnedge.bundle.read(out).manifest["quantization"]["state"] == {"h": "hn"}
+    assert main([*base, "--state", "none"]) == 2  # without the state, the .npy must feed both inputs
+    assert "a .npy file feeds a model with one input" in capsys.readouterr().err
+
+
 # -- the real Silero VAD (faster-whisper's copy), streamed in chunks of 4 frames ------------------------------------
 VAD_WHEEL = "faster_whisper-1.2.1-py3-none-any.whl"
 VAD_MEMBER = "faster_whisper/assets/silero_vad_v6.onnx"
