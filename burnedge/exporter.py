@@ -215,7 +215,8 @@ def export(
             allow_below_target=allow_below_target,
             **int8_options,
         )[0]
-    if calibration is not None or keep_float != "auto" or report is not None or int8_options:
+    int8_only = calibration is not None or report is not None or allow_below_target or int8_options
+    if int8_only or (keep_float and keep_float != "auto"):
         raise BundleError("calibration, keep_float, report and the int8 options apply to quantize='int8'")
     return _export(
         model, path, target, input_shapes, test_vectors, unpacked, include_source, backend=backend, bind=bind
