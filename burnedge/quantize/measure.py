@@ -169,11 +169,12 @@ def measure(
         if layer in reasons:
             notes[tensor] = f"kept in float: {reasons[layer]}"
     report = AccuracyReport(rw.layers, notes, title)
+    wanted = set(rw.layers) | set(rw.src.outputs)  # what the int8 graph recomputes (inputs are not layers)
     last: list[dict[str, Any]] = [{}]  # the int8 run of the frame before: its state outputs feed this one
     for feeds, ref in zip(fed_back(rw.src, frames, pairs, lambda: last[0]), reference):
         env = last[0] = _run_int8(rw.out, feeds)
         got = {}
-        for name in ref:
+        for name in wanted & ref.keys():
             if name in rw.q:
                 qname, qp = rw.q[name]
                 got[name] = dequantize(env[qname], qp)
