@@ -155,5 +155,5 @@ def below_target(report: QuantizationReport, report_path: Any = None) -> str:
         "; try --keep-float NODE, a larger --keep-float-budget, another --method, more or realer calibration data,"
         " or --allow-below-target to write the bundle anyway"
     )
-    text += "; no bundle written" + (f" (report: {report_path})" if report_path is not None else "")
+    text += "; no bundle written" + (f" (the report is written: {report_path})" if report_path is not None else "")
     return text
