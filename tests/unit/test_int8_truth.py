@@ -182,6 +182,23 @@ def test_cli_keep_float_none_and_budget(tmp_path: Path, capsys) -> None:
     assert "--keep-float-budget 'lots'" in capsys.readouterr().err
 
 
+def test_an_int8_tensor_with_two_float_readers_is_dequantized_once_for_both() -> None:
+    """Keeping layers float (auto, by default) gives int8 tensors several float readers (YOLOv8n: a Split output
+    read by a kept-float Conv and a float Add); the second reader got the int8 tensor itself."""
+    rng = np.random.default_rng(0)
+    inits = {"w": rng.standard_normal((8, 16)) * 0.3, "s": np.ones(16), "b": np.zeros(16)}
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["h"], name="fc"),
+        helper.make_node("LayerNormalization", ["h", "s", "b"], ["y1"], name="ln1", axis=-1),
+        helper.make_node("LayerNormalization", ["h", "s", "b"], ["y2"], name="ln2", axis=-1, epsilon=1e-3),
+    ]
+    model = burnedge.load(_proto(nodes, [("x", [1, 8])], [("y1", [1, 16]), ("y2", [1, 16])], inits, "two"))
+    g8, rep = quantize_model(model, _feeds(8, shape=(1, 8)), method="minmax", keep_float=(), progress=False)
+    lns = [n for n in g8.nodes if n.op_type == "LayerNormalization"]
+    assert len(lns) == 2 and lns[0].inputs[0] == lns[1].inputs[0] == "h/float"
+    assert rep.output_cosine > 0.999
+
+
 # -- 4. recurrent models: state pairs, streaming ---------------------------------------------------------------------
 def test_state_pairs_by_name_and_explicit_pairs_are_checked() -> None:
     g = burnedge.load(rnn()).graph
