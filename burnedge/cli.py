@@ -199,27 +199,6 @@ def _demo_run(sess: Any, backend: str, images: np.ndarray, labels: np.ndarray) -
 
 
 # -- parser -------------------------------------------------------------------------------------------------------
-def _int8_options(s: argparse.ArgumentParser, required: bool = False) -> None:
-    from .quantize.calibrate import CALIBRATORS
-
-    s.add_argument(
-        "--calibration",
-        type=Path,
-        required=required,
-        metavar="DATA",
-        help="a folder of .npy/.npz files or one .npz (see the README: int8)",
-    )
-    s.add_argument("--method", default="minmax", choices=sorted(CALIBRATORS), help="calibrator (default minmax)")
-    s.add_argument(
-        "--keep-float",
-        action="append",
-        default=[],
-        metavar="auto|NODE[,NODE...]",
-        help="keep nodes in float: auto (the most sensitive, until cosine >= 0.99) or names; repeatable",
-    )
-    s.add_argument("--report", type=Path, metavar="FILE", help="write the accuracy report (FILE.html: with a plot)")
-
-
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="burnedge", description="Take trained neural networks to the edge.")
     p.add_argument("--version", action="version", version=f"burnedge {__version__}")
@@ -255,7 +234,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_bundle.add_source_flags(s)
     s.add_argument("--test-vectors", type=_count("--test-vectors", 0), default=2, metavar="N", help="default 2")
     s.add_argument("--quantize", choices=["int8"], help="quantize first (needs --calibration)")
-    _int8_options(s)
+    cli_bundle.add_int8_options(s)
     s.set_defaults(fn=lambda a: cli_bundle.cmd_export(a, _shapes(a.input_shape)))
 
     s = sub.add_parser("quantize", help="post-training int8 quantization into an edge bundle, with an accuracy report")
@@ -267,7 +246,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--unpacked", action="store_true", help="write a folder instead of one archive")
     cli_bundle.add_source_flags(s)
     s.add_argument("--test-vectors", type=_count("--test-vectors", 0), default=2, metavar="N", help="default 2")
-    _int8_options(s, required=True)
+    cli_bundle.add_int8_options(s, required=True)
     s.set_defaults(fn=lambda a: cli_bundle.cmd_export(a, _shapes(a.input_shape)), quantize="int8")
 
     s = sub.add_parser("verify", help="run a bundle's test vectors on its library; PASS or FAIL")

@@ -8,6 +8,7 @@ import json
 import resource
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from .cli_inputs import binds, parent_folder, writable_folder
 from .errors import BurnedgeError
 from .files import write_atomic
 
-__all__ = ["add_source_flags", "cmd_bench", "cmd_export", "cmd_verify", "inspect_bundle"]
+__all__ = ["add_int8_options", "add_source_flags", "cmd_bench", "cmd_export", "cmd_verify", "inspect_bundle"]
 
 WITH_SOURCE = "export it with --with-source"
 
@@ -36,6 +37,53 @@ def add_source_flags(s: argparse.ArgumentParser) -> None:
         "--with-source", action="store_true", help="also store the source .onnx (for bench --vs onnxruntime)"
     )
     s.add_argument("--no-source", action="store_true", help=argparse.SUPPRESS)
+
+
+def add_int8_options(s: argparse.ArgumentParser, required: bool = False) -> None:
+    """The options of `quantize` and `export --quantize int8`."""
+    from .quantize.calibrate import CALIBRATORS
+
+    s.add_argument(
+        "--calibration",
+        type=Path,
+        required=required,
+        metavar="DATA",
+        help="a folder of .npy/.npz files or one .npz (see the README: int8)",
+    )
+    s.add_argument(
+        "--method",
+        default="auto",
+        choices=["auto", *sorted(CALIBRATORS)],
+        help="calibrator (default auto: tries each, keeps the best measured)",
+    )
+    s.add_argument(
+        "--keep-float",
+        action="append",
+        default=[],
+        metavar="auto|none|NODE[,NODE...]",
+        help="nodes kept in float: NODE names (repeatable), on top of auto (the default: the layers adding the "
+        "most error, within --keep-float-budget, until the target is met); none turns auto off",
+    )
+    s.add_argument(
+        "--keep-float-budget",
+        default="10%",
+        metavar="N|P%",
+        help="how many layers auto may keep in float: a count, or a share of the int8 layers (default 10%%)",
+    )
+    s.add_argument(
+        "--state",
+        action="append",
+        default=[],
+        metavar="IN=OUT|none",
+        help="a state input and the output fed back into it (calibrate and measure streaming); default: paired "
+        "by name (h/hn, c/cn, X_in/X_out ...); none: no state",
+    )
+    s.add_argument(
+        "--allow-below-target",
+        action="store_true",
+        help="write the bundle even when int8 misses the target (cosine 0.99), with a warning",
+    )
+    s.add_argument("--report", type=Path, metavar="FILE", help="write the accuracy report (FILE.html: with a plot)")
 
 
 def cmd_export(a: argparse.Namespace, shapes: dict[str, tuple[int, ...]]) -> int:
@@ -73,17 +121,72 @@ def cmd_export(a: argparse.Namespace, shapes: dict[str, tuple[int, ...]]) -> int
 
 
 def _export_int8(a: argparse.Namespace, out: Path, options: dict[str, Any]) -> Path:
-    """Quantizes and exports; prints the accuracy report (worst 20 layers) and where the full one went."""
+    """Quantizes and exports; prints the accuracy report (worst 20 layers) and where the full one went. Below the
+    target it prints the report all the same, then the error says what to try (status 2, no bundle)."""
+    from .errors import QuantizationTargetError
     from .exporter import export_int8
 
     if a.calibration is None:
         raise BurnedgeError("--quantize int8 needs --calibration DATA (a folder of .npy/.npz files or one .npz)")
-    keep = [k.strip() for item in a.keep_float for k in item.split(",") if k.strip()]
-    path, report = export_int8(a.model, out, a.calibration, a.method, keep, a.report, scheme=a.quantize, **options)
+    names = [k.strip() for item in a.keep_float for k in item.split(",") if k.strip()]
+    keep = [k for k in names if k.lower() not in ("auto", "none")]
+    if not any(k.lower() == "none" for k in names):
+        keep.insert(0, "auto")
+    try:
+        with warnings.catch_warnings():  # the API's warning below the target: the CLI says it in its own words
+            warnings.filterwarnings("ignore", "int8 below its target", UserWarning)
+            path, report = export_int8(
+                a.model,
+                out,
+                a.calibration,
+                a.method,
+                keep,
+                a.report,
+                scheme=a.quantize,
+                allow_below_target=a.allow_below_target,
+                state=_state(a.state),
+                keep_float_budget=_budget(a.keep_float_budget),
+                **options,
+            )
+    except QuantizationTargetError as exc:
+        exc.report.print(limit=20)
+        raise
     report.print(limit=20)
+    if not report.meets_target():
+        print("burnedge: warning: int8 misses its target; written anyway (--allow-below-target)", file=sys.stderr)
     if a.report:
         print(f"report     {a.report}")
     return path
+
+
+def _state(items: list[str]) -> Any:
+    """--state values: none of them means "auto"; "none" means no state; else the IN=OUT pairs."""
+    if not items or [i.lower() for i in items] == ["auto"]:
+        return "auto"
+    if any(i.lower() == "none" for i in items):
+        if len(items) > 1:
+            raise BurnedgeError("--state none pairs nothing; give it alone")
+        return None
+    return items
+
+
+def _budget(text: str) -> int | float:
+    """--keep-float-budget: N (a count of layers) or P% (a share of the int8 layers)."""
+    t = text.strip()
+    try:
+        if t.endswith("%"):
+            share = float(t[:-1]) / 100
+            if not 0 < share <= 1:
+                raise ValueError
+            return share
+        n = int(t)
+        if n < 0:
+            raise ValueError
+        return n
+    except ValueError:
+        raise BurnedgeError(
+            f"--keep-float-budget {text!r}: expected a count N >= 0 or a share P% in (0, 100]"
+        ) from None
 
 
 def cmd_verify(a: argparse.Namespace) -> int:

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-__all__ = ["BundleError", "BurnedgeError", "InputError", "ModelError", "NotStaticError", "UnsupportedOpError"]
+__all__ = [
+    "BundleError",
+    "BurnedgeError",
+    "InputError",
+    "ModelError",
+    "NotStaticError",
+    "QuantizationTargetError",
+    "UnsupportedOpError",
+]
 
 
 class BurnedgeError(Exception):
@@ -41,3 +49,13 @@ class InputError(BurnedgeError):
 
 class BundleError(BurnedgeError):
     """A bundle that cannot be written or trusted: not a bundle, an unknown format, a damaged or tampered member."""
+
+
+class QuantizationTargetError(BurnedgeError):
+    """int8 quantization missed its accuracy target, so no bundle was written. `report` is the QuantizationReport
+    (what was measured, layer by layer); `report_path` the report file written anyway, when one was asked for."""
+
+    def __init__(self, message: str, report: object, report_path: object = None):
+        self.report = report
+        self.report_path = report_path
+        super().__init__(message)

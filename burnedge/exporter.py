@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,14 +22,16 @@ from safetensors.numpy import save
 from . import backends, bundle, compiler
 from .bundle import Bundle, BundleError, encode_npz, example_inputs
 from .bundle.vectors import as_declared
+from .errors import QuantizationTargetError
 from .feeds import Check, check_feeds, compare
 from .files import write_atomic
 from .importers import bound, load
 from .importers.onnx import read
 from .model import Model
 from .plan import Plan
-from .quantize.data import load_calibration
-from .quantize.pipeline import quantize_model
+from .quantize.pipeline import DEFAULT_BUDGET, quantize_model
+from .quantize.result import below_target
+from .quantize.stream import StateSpec, load_stream_calibration, pair_states
 from .targets import resolve
 from .version import __version__
 
@@ -167,11 +170,13 @@ def export(
     include_source: bool = False,
     quantize: str | None = None,
     calibration: Iterable[Mapping[str, np.ndarray]] | str | os.PathLike[str] | None = None,
-    method: str = "minmax",
-    keep_float: str | Iterable[str] = (),
+    method: str = "auto",
+    keep_float: str | Iterable[str] = "auto",
     report: str | os.PathLike[str] | None = None,
     backend: str = "c",
     bind: Mapping[str, Any] | None = None,
+    allow_below_target: bool = False,
+    **int8_options: Any,
 ) -> Path:
     """Compiles `model` (a Model, an onnx.ModelProto or an .onnx path) for `target`, writes an edge bundle, and
     returns its path.
@@ -185,8 +190,11 @@ def export(
 
     ``quantize="int8"`` quantizes first (`burnedge.quantize.quantize_model`): `calibration` is an iterable of feed
     dicts or a path (a folder of .npy/.npz files or one .npz; see `burnedge.quantize.data`), `method` the
-    calibrator, `keep_float` "auto" and/or node names; `report` writes the accuracy report (.html: a page with
-    the per-layer plot; anything else: text). The bundle's inputs keep float types and also take int8 arrays.
+    calibrator ("auto": the best measured), `keep_float` "auto" and/or node names; `report` writes the accuracy
+    report (.html: a page with the per-layer plot; anything else: text). Below the accuracy target nothing is
+    written and QuantizationTargetError says why, unless `allow_below_target`. `int8_options` go to
+    `export_int8` (state, keep_float_budget, target_cosine ...). The bundle's inputs keep float types and also
+    take int8 arrays.
     """
     if quantize is not None:
         return export_int8(
@@ -204,9 +212,12 @@ def export(
             quantize,
             backend=backend,
             bind=bind,
+            allow_below_target=allow_below_target,
+            **int8_options,
         )[0]
-    if calibration is not None or keep_float or report is not None:
-        raise BundleError("calibration, keep_float and report apply to quantize='int8'")
+    int8_only = calibration is not None or report is not None or allow_below_target or int8_options
+    if int8_only or (keep_float and keep_float != "auto"):
+        raise BundleError("calibration, keep_float, report and the int8 options apply to quantize='int8'")
     return _export(
         model, path, target, input_shapes, test_vectors, unpacked, include_source, backend=backend, bind=bind
     )
@@ -216,8 +227,8 @@ def export_int8(
     model: Model | ModelProto | str | os.PathLike[str],
     path: str | os.PathLike[str],
     calibration: Iterable[Mapping[str, np.ndarray]] | str | os.PathLike[str] | None,
-    method: str = "minmax",
-    keep_float: str | Iterable[str] = (),
+    method: str = "auto",
+    keep_float: str | Iterable[str] = "auto",
     report: str | os.PathLike[str] | None = None,
     target: str = "host",
     input_shapes: Mapping[str, Sequence[int]] | None = None,
@@ -228,23 +239,53 @@ def export_int8(
     progress: bool = True,
     backend: str = "c",
     bind: Mapping[str, Any] | None = None,
+    allow_below_target: bool = False,
+    state: StateSpec = "auto",
+    keep_float_budget: int | float = DEFAULT_BUDGET,
+    target_cosine: float | None = 0.99,
+    target_db: float | None = None,
 ):
-    """`export` with int8 quantization; returns (bundle path, QuantizationReport)."""
+    """`export` with int8 quantization; returns (bundle path, QuantizationReport).
+
+    When the measured model output misses the target (`target_cosine`, `target_db`), no bundle is written and
+    QuantizationTargetError (carrying the report) says by how much, which layers add the most error and what
+    to try; the `report` file, when asked for, is written all the same (it is what one diagnoses with).
+    ``allow_below_target=True`` writes the bundle anyway, with a warning. `state` pairs state inputs with the
+    outputs fed back into them ("auto" by name, {} for none; `burnedge.quantize.stream`): calibration data is
+    then a time-ordered stream, and may leave the state inputs out.
+    """
     if scheme != "int8":
         raise BundleError(f"unknown quantization {scheme!r}; available: int8")
     if calibration is None:
         raise BundleError("quantize='int8' needs calibration data (feed dicts, a folder or an .npz file)")
     loaded, onnx_bytes = _source(model, input_shapes, bind)
     if isinstance(calibration, (str, os.PathLike)):
-        calibration = load_calibration(calibration, loaded.graph)
-    graph, rep = quantize_model(loaded, calibration, method=method, keep_float=keep_float, progress=progress)
+        calibration = load_stream_calibration(calibration, loaded.graph, pair_states(loaded.graph, state))
+    graph, rep = quantize_model(
+        loaded,
+        calibration,
+        method=method,
+        keep_float=keep_float,
+        keep_float_budget=keep_float_budget,
+        state=state,
+        target_cosine=target_cosine,
+        target_db=target_db,
+        progress=progress,
+    )
     if report is not None:
         text = rep.to_html() if str(report).lower().endswith((".html", ".htm")) else rep.to_text()
         write_atomic(report, text.encode())
+    if not rep.meets_target():
+        if not allow_below_target:
+            raise QuantizationTargetError(below_target(rep, report), rep, report)
+        warnings.warn(f"int8 below its target, written anyway (allow_below_target): {rep.verdict()}", stacklevel=2)
     quantized = Model(graph, name=loaded.name, source=None, producer=loaded.producer)
     info = {
         "scheme": "int8",
         "method": rep.method,
+        "methods_tried": {m: round(c, 6) for m, c in rep.tried.items()},
+        "state": rep.state,
+        "target_met": rep.meets_target(),
         "calibration_batches": rep.calibration_batches,
         "output_cosine": round(rep.output_cosine, 6),
         "output_sqnr_db": None if not np.isfinite(rep.output_sqnr_db) else round(rep.output_sqnr_db, 3),

@@ -1,8 +1,9 @@
 """int8 quantization: qparams (the scheme), calibrators, calibration runs, the int8 rewrite (rules/), QDQ import
 (qdq/: an already-quantized ONNX graph to burnedge int8 ops) and the accuracy report.
 
-``quantize_model(model, calibration, method="minmax", keep_float=())`` is post-training static quantization end
-to end (pipeline.py); ``quantize`` / ``dequantize`` are the element-wise float <-> int8 maps of one QParams.
+``quantize_model(model, calibration, method="auto", keep_float="auto", state="auto")`` is post-training static
+quantization end to end (pipeline.py); ``quantize`` / ``dequantize`` are the element-wise float <-> int8 maps of
+one QParams.
 
 The scheme is DESIGN.md's int8 contract: symmetric per-channel int8 weights, asymmetric per-tensor int8
 activations, int32 bias, and requantization by a fixed-point multiplier and shift with one rounding rule (written

@@ -173,9 +173,10 @@ class Rewrite:
         return self.q[name]
 
     def float(self, name: str) -> str:
-        """The float form of source tensor `name` (made with a DequantizeLinear when only int8 exists)."""
+        """The float form of source tensor `name` (made with a DequantizeLinear when only int8 exists, once: later
+        float readers share it; the int8 tensor may carry the source's own name)."""
         if not name or name in self.fname:
-            return name
+            return self.fname.get(name, name)
         qname, qp = self.q[name]
         out = name if name in self.src.outputs else self.fresh(f"{name}/float")
         scale, zp = self._qdq_consts(f"{qname}/dq", qp)

@@ -117,9 +117,12 @@ def test_keep_float_by_name_and_unknown_names() -> None:
 
 
 def test_keep_float_auto_keeps_layers_until_the_target_is_met() -> None:
-    g8, report = quantize_model(_model(), _feeds(4), keep_float="auto", target_cosine=0.999999, progress=False)
+    hard = dict(target_cosine=0.999999, keep_float_budget=3, progress=False)
+    g8, report = quantize_model(_model(), _feeds(4), keep_float="auto", **hard)
     assert report.auto_kept, "an unreachable target must keep at least one layer in float"
     assert all(report.kept_float[k].startswith("auto:") for k in report.auto_kept)
+    _, none = quantize_model(_model(), _feeds(4), keep_float=(), **hard)
+    assert report.output_cosine > none.output_cosine  # what auto keeps, it keeps because it measured better
     g_easy, easy = quantize_model(_model(), _feeds(4), keep_float="auto", target_cosine=0.5, progress=False)
     assert easy.auto_kept == []
 
@@ -203,7 +206,7 @@ def test_malformed_calibration_data_is_a_clear_error(tmp_path) -> None:
 
 
 def test_unknown_method_lists_the_calibrators() -> None:
-    with pytest.raises(BurnedgeError, match="available: entropy, minmax, mse, percentile"):
+    with pytest.raises(BurnedgeError, match="available: auto, entropy, minmax, mse, percentile"):
         quantize_model(_model(), _feeds(1), method="magic", progress=False)
 
 
