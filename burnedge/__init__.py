@@ -2,10 +2,11 @@
 
 from .bundle import Bundle, BundleError
 from .errors import BurnedgeError, InputError, ModelError, NotStaticError, UnsupportedOpError
-from .exporter import export, verify
+from .exporter import export
 from .importers import load
 from .model import Model, TensorInfo
 from .session import Session
+from .verifier import verify
 from .version import __version__
 
 __all__ = [

@@ -162,8 +162,9 @@ def _dtype_cell(types: Sequence[str], width: int = 80) -> str:
 def cmd_demo(a: argparse.Namespace) -> int:
     from .errors import UnsupportedOpError
     from .examples import DIGITS_MODEL, DIGITS_TEST
-    from .exporter import export, verify
+    from .exporter import export
     from .session import Session
+    from .verifier import verify
 
     data = np.load(DIGITS_TEST)
     images, labels = data["images"].astype(np.float32), data["labels"]

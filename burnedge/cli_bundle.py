@@ -190,13 +190,13 @@ def _budget(text: str) -> int | float:
 
 
 def cmd_verify(a: argparse.Namespace) -> int:
-    from .exporter import verify
+    from .verifier import verify
 
     checks = verify(a.bundle, threads=a.threads, tolerance=a.tolerance)
     for c in checks:
         print(
             f"vector {c.vector:<3d} {c.output:24s} max abs error {c.max_abs:.3g}  relative {c.relative:.3g}  "
-            f"{'ok' if c.ok else 'MISMATCH'}"
+            f"{'ok' if c.ok else 'MISMATCH'}{f' (rounding allows {c.allowed:.3g})' if c.allowed else ''}"
         )
     worst = max(checks, key=lambda c: (not c.ok, c.relative))  # a mismatch first, then the worst relative error
     print(

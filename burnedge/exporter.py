@@ -1,4 +1,4 @@
-"""Exporting a model to an edge bundle, and checking a bundle against the test vectors it carries.
+"""Exporting a model to an edge bundle (`burnedge.verifier` checks one against the test vectors it carries).
 
 model --compiler.plan (the backend's passes and scratch)--> Plan --backend.artifacts--> sources + weight blob
       --backend.build(target), per target--> libraries
@@ -20,10 +20,9 @@ from onnx import ModelProto, numpy_helper
 from safetensors.numpy import save
 
 from . import backends, bundle, compiler
-from .bundle import Bundle, BundleError, encode_npz, example_inputs
-from .bundle.vectors import as_declared
+from .bundle import BundleError, encode_npz, example_inputs
 from .errors import QuantizationTargetError
-from .feeds import Check, check_feeds, compare
+from .feeds import Check, compare
 from .files import write_atomic
 from .importers import bound, load
 from .importers.onnx import read
@@ -31,11 +30,12 @@ from .model import Model
 from .plan import Plan
 from .quantize.pipeline import DEFAULT_BUDGET, quantize_model
 from .quantize.result import below_target
+from .quantize.rounding import allowances, second_opinions, spreads
 from .quantize.stream import StateSpec, load_stream_calibration, pair_states
 from .targets import resolve
 from .version import __version__
 
-__all__ = ["Check", "compare", "example_inputs", "export", "export_int8", "verify"]
+__all__ = ["Check", "compare", "example_inputs", "export", "export_int8"]
 
 # dtypes safetensors stores as themselves; any other is stored as raw bytes (the manifest keeps the real dtype)
 _SAFETENSORS = {"bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64"}
@@ -340,13 +340,18 @@ def _export(
     # the reference runs the optimised graph the library runs, so int8 vectors hold its exact bytes
     reference = compiler.compile(plan.graph, "numpy").executable
     g = plan.graph
+    opinions = second_opinions(g, lambda graph: compiler.compile(graph, "numpy").executable)
+    rounding: dict[str, float] = {}
     for i in range(test_vectors):
         feeds = example_inputs(model.graph, seed=i)
         refs = reference.run(feeds)
         arrays = {f"in_{k}": feeds[n] for k, n in enumerate(g.inputs)}
         arrays.update({f"out_{k}": refs[n] for k, n in enumerate(g.outputs)})
         members[f"vectors/{i}.npz"] = encode_npz(arrays)
+        for name, spread in spreads(opinions, feeds, refs).items():
+            rounding[name] = max(rounding.get(name, 0.0), spread)
 
+    allow = allowances(g, rounding)  # what verify accepts beyond the tolerance: rounding before int8
     manifest = {
         "format": bundle.FORMAT,
         "format_version": bundle.FORMAT_VERSION,
@@ -360,7 +365,7 @@ def _export(
         },
         "target": ",".join(t.name for t in targets),
         "inputs": _io_table(plan, g.inputs, {}, (quantization or {}).get("inputs", {})),
-        "outputs": _with_steps(_io_table(plan, g.outputs, const_keys), g),
+        "outputs": [{**row, **allow.get(row["name"], {})} for row in _io_table(plan, g.outputs, const_keys)],
         "steps": len(plan.steps),
         "arena_bytes": plan.arena_bytes,
         "arena_lower_bound_bytes": plan.lower_bound_bytes,
@@ -373,42 +378,3 @@ def _export(
     if quantization is not None:
         manifest["quantization"] = {k: v for k, v in quantization.items() if k != "inputs"}
     return bundle.write(dest, manifest, members, unpacked=unpacked)
-
-
-def _with_steps(rows: list[dict[str, Any]], graph: Any) -> list[dict[str, Any]]:
-    """An output dequantized from int8 by a per-tensor scale gets that scale as its "step": a float island computed
-    in another order (C against the reference) may move one value across a rounding boundary, one step."""
-    producers = {o: n for n in graph.nodes for o in n.outputs}
-    for row in rows:
-        node = producers.get(row["name"])
-        if node is None or node.op_type != "DequantizeLinear":
-            continue
-        scale = graph.values[node.inputs[1]]
-        if scale.is_const and scale.data.size == 1:
-            row["step"] = float(scale.data.reshape(()))
-    return rows
-
-
-# -- checking -----------------------------------------------------------------------------------------------------
-def verify(source: Bundle | str | os.PathLike[str], threads: int = 1, tolerance: float = 1e-4) -> list[Check]:
-    """Runs a bundle's test vectors on its own backend; one Check per (vector, output). No vectors: an error.
-
-    An output within `tolerance` of max |reference| passes; so does an int8 output (its row has a "step") off by at
-    most one quantization step (see `_with_steps`: int8 chains are exact, a float island before them is not)."""
-    b = source if isinstance(source, Bundle) else bundle.read(source)
-    vectors = b.vectors()
-    if not vectors:
-        raise BundleError(f"{b.path}: the bundle carries no test vectors (export it with test_vectors >= 1)")
-    model = backends.lookup(b.backend).load(b, threads)
-    checks = []
-    ins, outs = {t.name: t.shape for t in b.inputs}, {t.name: t.shape for t in b.outputs}
-    steps = {r["name"]: r["step"] for r in b.manifest["outputs"] if isinstance(r.get("step"), float)}
-    for i, (feeds, refs) in enumerate(vectors):
-        feeds, refs = as_declared(feeds, ins), as_declared(refs, outs)
-        got = model.run(check_feeds(b.inputs, feeds, where=f"{b.path} test vector {i}"))
-        for name, ref in refs.items():
-            max_abs, rel, ok = compare(got[name], ref, tolerance)
-            if not ok and name in steps and np.isfinite(max_abs) and ref.size:  # one step, up to float32 rounding
-                ok = max_abs <= steps[name] + 4 * float(np.spacing(np.max(np.abs(ref)).astype(np.float32)))
-            checks.append(Check(i, name, max_abs, rel, ok))
-    return checks

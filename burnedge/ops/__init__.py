@@ -29,8 +29,20 @@ from collections.abc import Callable
 from typing import Any
 
 from ..ir import MAX_OPSET, REQUIRED, OpDef, Spec
+from ._common import accumulating
 
-__all__ = ["MAX_OPSET", "REQUIRED", "TAGS", "OpDef", "Spec", "all_ops", "for_onnx", "register", "tagged"]
+__all__ = [
+    "MAX_OPSET",
+    "REQUIRED",
+    "TAGS",
+    "OpDef",
+    "Spec",
+    "accumulating",
+    "all_ops",
+    "for_onnx",
+    "register",
+    "tagged",
+]
 
 # The facts other stages ask about an op, given where the op is registered (never as a list of op names elsewhere).
 TAGS: dict[str, str] = {

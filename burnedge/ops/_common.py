@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 
-__all__ = ["SUM_DTYPE", "as_axes", "erf", "norm_axis", "same_dtype", "sum_work"]
+__all__ = ["SUM_DTYPE", "accumulating", "as_axes", "erf", "norm_axis", "same_dtype", "sum_dtype", "sum_work"]
 
 # Ops that add up many terms (Conv, MatMul, Gemm, reductions, Softmax, normalization statistics, pools, RNNs,
 # attention) compute in float64 whatever the float type, and round to the output type once at the end. A float32
@@ -14,6 +16,24 @@ __all__ = ["SUM_DTYPE", "as_axes", "erf", "norm_axis", "same_dtype", "sum_work"]
 # off the exact result relative to the output's range, 20 times onnxruntime's error, and a Log downstream turns
 # that into 1e-3. In float64 the reference is the exactly rounded result to within float32 precision.
 SUM_DTYPE = np.dtype(np.float64)
+_SUM: ContextVar[np.dtype] = ContextVar("sum_dtype", default=SUM_DTYPE)
+
+
+def sum_dtype() -> np.dtype:
+    """The dtype long float sums compute in: SUM_DTYPE, unless `accumulating` says otherwise in this context."""
+    return _SUM.get()
+
+
+@contextmanager
+def accumulating(dtype: np.dtype | type) -> Iterator[None]:
+    """Long sums in `dtype` within the block (this thread/context only): float32 makes the reference a second,
+    plainly float32 implementation, whose spread from the float64 one shows how much an output depends on float32
+    rounding (the exporter measures it; see verifier)."""
+    token = _SUM.set(np.dtype(dtype))
+    try:
+        yield
+    finally:
+        _SUM.reset(token)
 
 
 def norm_axis(axis: int, rank: int, what: str = "axis") -> int:
@@ -34,7 +54,7 @@ def sum_work(x: np.ndarray) -> np.ndarray:
     """`x` as float64 (SUM_DTYPE) when it is a float of any width (float8 ... float64, bfloat16); other dtypes
     (integers, bool) unchanged. For ops that add up many terms: see SUM_DTYPE."""
     if x.dtype.kind == "f" or x.dtype.kind == "V":
-        return x.astype(SUM_DTYPE, copy=False)
+        return x.astype(sum_dtype(), copy=False)
     return x
 
 

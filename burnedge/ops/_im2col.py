@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ._common import SUM_DTYPE
+from ._common import sum_dtype
 
 __all__ = [
     "Geometry",
@@ -35,7 +35,7 @@ def attr_list(value: Sequence[int] | None, n: int, default: int, what: str) -> l
 
 def compute_dtype(dtype: np.dtype) -> np.dtype:
     """The dtype convolutions and pools accumulate in, for any float input: float64 (SUM_DTYPE; see _common)."""
-    return SUM_DTYPE
+    return sum_dtype()
 
 
 class Geometry:

@@ -15,13 +15,13 @@ import numpy as np
 
 from .. import dtypes
 from . import register
-from ._common import SUM_DTYPE
+from ._common import sum_dtype
 
 
 def _work(dtype):
     """Attention computes in float64 for every float type (SUM_DTYPE in _common: its products and softmax sums
     round once)."""
-    return SUM_DTYPE.type
+    return sum_dtype().type
 
 
 def _to_4d(x, heads):

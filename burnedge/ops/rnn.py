@@ -17,7 +17,7 @@ from functools import partial
 import numpy as np
 
 from . import Spec, register
-from ._common import SUM_DTYPE
+from ._common import sum_dtype
 
 
 def _sigmoid(x):
@@ -75,7 +75,7 @@ def _n_dirs(direction: str) -> int:
 def _recur(kind, X, W, R, B, seq_lens, h0, c0, P, *, direction, hidden_size, acts, clip, layout, **extra):
     """Runs `kind` ('lstm', 'gru', 'rnn') over all directions; returns (Y, Y_h, Y_c) in the ONNX layout."""
     out_dtype = X.dtype
-    dt = SUM_DTYPE  # float64 gates and state, rounded once at the end (see _common)
+    dt = sum_dtype()  # float64 gates and state, rounded once at the end (see _common)
     if layout:
         X = np.swapaxes(X, 0, 1)
         h0 = None if h0 is None else np.swapaxes(h0, 0, 1)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import register
-from ._common import SUM_DTYPE, norm_axis
+from ._common import norm_axis, sum_dtype
 
 __all__: list[str] = []
 
@@ -58,7 +58,7 @@ def top_k(x, k, *, axis=-1, largest=1, sorted=1):  # noqa: A002 (the ONNX attrib
 def _scan(ufunc, identity: int, x: np.ndarray, axis, exclusive: int, reverse: int) -> np.ndarray:
     ax = norm_axis(int(np.asarray(axis).reshape(-1)[0]), x.ndim)
     src = np.flip(x, axis=ax) if reverse else x
-    acc_dtype = x.dtype if x.dtype.kind in "iu" else SUM_DTYPE  # running float sums drift: float64 (see _common)
+    acc_dtype = x.dtype if x.dtype.kind in "iu" else sum_dtype()  # running float sums drift: float64 (see _common)
     out = ufunc.accumulate(src, axis=ax, dtype=acc_dtype)
     if exclusive:
         first = np.full_like(np.take(out, [0], axis=ax), identity) if x.shape[ax] else out[:0]

@@ -18,7 +18,8 @@ from burnedge.backends.c import build
 from burnedge.backends.c import loader as c_load
 from burnedge.backends.c import runtime as c_runtime
 from burnedge.bundle import writer as bundle_writer
-from burnedge.exporter import example_inputs, export, verify
+from burnedge.exporter import example_inputs, export
+from burnedge.verifier import verify
 
 _vi = helper.make_tensor_value_info
 X = np.linspace(-2, 2, 24, dtype=np.float32).reshape(4, 6)

@@ -50,6 +50,7 @@ LAYERS: dict[str, int] = {
     "burnedge.compiler": 10,
     "burnedge.exporter": 11,
     "burnedge.session": 11,
+    "burnedge.verifier": 11,  # verify: a bundle against its own test vectors
     "burnedge.emulate": 11,
     "burnedge.firmware": 11,
     "burnedge.timeline": 12,
