@@ -97,11 +97,10 @@ void be_qconv_nhwc_i8(const int8_t *x, const int8_t *bpack, int8_t *y, const be_
                       int flags, int32_t x_zp, int8_t *scratch, int threads) {
     const long C = g->C, M = g->M, K = C * g->KH * g->KW, hw = (long)g->H * g->W, ohw = (long)g->OH * g->OW;
     const int in_nhwc = flags & 1, out_nhwc = (flags & 2) != 0;
-    const int direct = in_nhwc && g->KH == 1 && g->KW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 &&
-                       g->pw == 0 && g->OH == g->H && g->OW == g->W;
+    const int direct = be_qconv_nhwc_direct(g, flags);
     const long pp = (ohw + BE_QMR - 1) / BE_QMR;
     const int nt = qthreads(threads, (double)ohw * M * K, pp);
-    int8_t *xp = scratch, *slices = scratch + be_qconv_nhwc_copy(g);
+    int8_t *xp = scratch, *slices = scratch + be_qconv_nhwc_copy(g, flags);
     for (long n = 0; n < g->N; n++) {
         const int8_t *xi = x + n * C * hw;
         if (!direct) pad_copy(xi, in_nhwc, g, (int8_t)x_zp, xp);
