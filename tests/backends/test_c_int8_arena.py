@@ -15,6 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 import burnedge
 from burnedge import compiler
 from burnedge.backends.c import BACKEND
+from burnedge.backends.c.lower.qconv import _qconv_geo
 from burnedge.quantize import quantize_model
 from tests.backends.int8_graphs import G, i8, qconv
 from tests.models import suite
@@ -104,7 +105,8 @@ def test_suite_int8_arena_not_above_float(name: str, model_cache: Path):
 
 def test_banded_depthwise_is_bit_exact():
     """Depthwise convs (multiplier 1) cut into many bands of output rows, a short last band, and rows wider than one
-    band's budget (one row per band), on 1 and 3 threads, byte for byte against the spec."""
+    band's budget (one row per band between channels-last convs; the per-plane kernel between NCHW tensors), on 1
+    and 3 threads, byte for byte against the spec."""
     g = G()
     x = g.input("x", i8(2, 24, 40, 37))
     w = g.input("w", i8(1, 256, 6, 40))
@@ -112,5 +114,11 @@ def test_banded_depthwise_is_bit_exact():
     qconv(g, "b", x, 24, 1, (5, 5), group=24, pads=[2, 1, 2, 2], strides=[2, 2], xzp=7)
     qconv(g, "c", x, 24, 1, (3, 3), group=24, dilations=[2, 2], pads=[2, 2, 2, 2], xzp=-128)
     qconv(g, "d", w, 256, 1, (3, 3), group=256, pads=[1, 1, 1, 1], xzp=1, y_min=-50, y_max=60)
+    e = qconv(g, "e", w, 256, 256, (1, 1), xzp=-2, output=False)  # -> NHWC
+    e = qconv(g, "f", e, 256, 1, (3, 3), group=256, pads=[1, 1, 1, 1], xzp=4, output=False)  # one row per band
+    qconv(g, "h", e, 16, 256, (1, 1), xzp=3)
+    graph = g.model().graph
+    kinds = {n.name: _qconv_geo(graph, n)[0::2] for n in graph.nodes}
+    assert kinds["a"][0] == kinds["f"][0] == "dwc" and kinds["f"][1] == 3 and kinds["d"] == ("dw", 0), kinds
     for threads in (1, 3):
         g.check(threads)

@@ -15,10 +15,20 @@ from .reduce import attr
 __all__ = ["qconv"]
 
 
+DWC_BAND_FLOATS = 8192  # qconv.h be_qdw_nhwc_band: the padded float band a job aims at (32 KiB)
+
+
+def _dwc_row_floats(f: list[int]) -> int:
+    """Floats of the smallest band of the channels-last depthwise kernel (one output row: its KH input rows)."""
+    c, kh, kw, sw, dh, dwl, ow = f[1], f[6], f[7], f[9], f[10], f[11], f[15]
+    return ((kh - 1) * dh + 1) * ((ow - 1) * sw + (kw - 1) * dwl + 1) * (-(-c // 8) * 8)
+
+
 def _qconv_geo(graph: Graph, node: Node) -> tuple[str, list[int], int] | None:
     """(kind, be_qconv_geo fields, NHWC flags), None for shapes the kernels do not take. Kinds: "dwc" (channels-last
     depthwise, multiplier 1), "nhwc" (channels-last implicit GEMM, one group), "dw" (per-plane depthwise, other
-    multipliers), "gemm" (im2col + GEMM, any group)."""
+    multipliers; and multiplier 1 between NCHW tensors when even one output row of "dwc" overflows its band: wide
+    rows of many channels, whose float copy would be MBs per thread), "gemm" (im2col + GEMM, any group)."""
     fields = conv_fields(graph, node)
     if fields is None:
         return None
@@ -28,7 +38,7 @@ def _qconv_geo(graph: Graph, node: Node) -> tuple[str, list[int], int] | None:
     if nhwc_qconv(graph, node):
         nhwc = nhwc_int8_tensors(graph)
         flags = (1 if node.inputs[0] in nhwc else 0) | (2 if node.outputs[0] in nhwc else 0)
-        if dw_mult1(fields, w):
+        if dw_mult1(fields, w) and (flags or _dwc_row_floats(fields) <= DWC_BAND_FLOATS):
             return "dwc", fields, flags
         if flags:
             return "nhwc", fields, flags
