@@ -103,10 +103,10 @@ def test_suite_int8_arena_not_above_float(name: str, model_cache: Path):
     assert ip.arena_bytes <= fp.arena_bytes, f"{name}: int8 arena {ip.arena_bytes} B > float {fp.arena_bytes} B"
 
 
-def test_banded_depthwise_is_bit_exact():
+def test_banded_kernels_are_bit_exact():
     """Depthwise convs (multiplier 1) cut into many bands of output rows, a short last band, and rows wider than one
-    band's budget (one row per band between channels-last convs; the per-plane kernel between NCHW tensors), on 1
-    and 3 threads, byte for byte against the spec."""
+    band's budget (one row per band between channels-last convs; the per-plane kernel between NCHW tensors), and
+    channels-last implicit GEMMs over banded padded copies, on 1 and 3 threads, byte for byte against the spec."""
     g = G()
     x = g.input("x", i8(2, 24, 40, 37))
     w = g.input("w", i8(1, 256, 6, 40))
@@ -117,8 +117,12 @@ def test_banded_depthwise_is_bit_exact():
     e = qconv(g, "e", w, 256, 256, (1, 1), xzp=-2, output=False)  # -> NHWC
     e = qconv(g, "f", e, 256, 1, (3, 3), group=256, pads=[1, 1, 1, 1], xzp=4, output=False)  # one row per band
     qconv(g, "h", e, 16, 256, (1, 1), xzp=3)
+    v = g.input("v", i8(1, 24, 19, 150))  # channels-last implicit GEMM: padded copies of bands of 15 rows, then 4
+    n1 = qconv(g, "n1", v, 8, 24, (3, 3), pads=[1, 1, 1, 1], xzp=-9, yzp=2, output=False)
+    qconv(g, "n2", n1, 8, 8, (3, 5), pads=[1, 2, 0, 1], strides=[2, 3], xzp=2)
     graph = g.model().graph
     kinds = {n.name: _qconv_geo(graph, n)[0::2] for n in graph.nodes}
     assert kinds["a"][0] == kinds["f"][0] == "dwc" and kinds["f"][1] == 3 and kinds["d"] == ("dw", 0), kinds
+    assert kinds["n1"] == ("nhwc", 2) and kinds["n2"] == ("nhwc", 1), kinds
     for threads in (1, 3):
         g.check(threads)

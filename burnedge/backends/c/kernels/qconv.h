@@ -65,9 +65,6 @@ void be_qconv_nhwc_i8(const int8_t *x, const int8_t *bpack, int8_t *y, const be_
 static inline long be_qconv_nhwc_slice(long K, long M) {
     return (BE_QMR * K + 64 + BE_QMR * M + 64 + be_qgemm_panel_bytes(K) + 63) / 64 * 64;
 }
-static inline long be_qconv_nhwc_hp(const be_qconv_geo *g) {
-    return (long)(g->OH - 1) * g->sh + (long)(g->KH - 1) * g->dh + 1;
-}
 static inline long be_qconv_nhwc_wp(const be_qconv_geo *g) {
     return (long)(g->OW - 1) * g->sw + (long)(g->KW - 1) * g->dw + 1;
 }
@@ -76,10 +73,20 @@ static inline int be_qconv_nhwc_direct(const be_qconv_geo *g, int flags) {
     return (flags & 1) && g->KH == 1 && g->KW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0 &&
            g->OH == g->H && g->OW == g->W;
 }
-/* the padded channels-last copy of one image: [Hp][Wp][C], + 64 bytes the im2col gather may read past it */
+/* padded input rows of a band of `rows` output rows */
+static inline long be_qconv_nhwc_rows_in(const be_qconv_geo *g, long rows) {
+    return (rows - 1) * g->sh + (long)(g->KH - 1) * g->dh + 1;
+}
+/* output rows per band: a padded copy of about 64 KiB (at least one row), so scratch is bounded by the row width */
+static inline long be_qconv_nhwc_band(const be_qconv_geo *g) {
+    const long row = be_qconv_nhwc_wp(g) * g->C, halo = (long)(g->KH - 1) * g->dh + 1;
+    const long rows = 65536 / row > halo ? (65536 / row - halo) / g->sh + 1 : 1;
+    return rows < g->OH ? rows : g->OH;
+}
+/* the padded channels-last copy of one band: [rows in][Wp][C], + 64 bytes the im2col gather may read past it */
 static inline long be_qconv_nhwc_copy(const be_qconv_geo *g, int flags) {
     if (be_qconv_nhwc_direct(g, flags)) return 0;
-    return (be_qconv_nhwc_hp(g) * be_qconv_nhwc_wp(g) * g->C + 64 + 63) / 64 * 64;
+    return (be_qconv_nhwc_rows_in(g, be_qconv_nhwc_band(g)) * be_qconv_nhwc_wp(g) * g->C + 64 + 63) / 64 * 64;
 }
 static inline long be_qconv_nhwc_scratch(const be_qconv_geo *g, int flags) {
     return be_qconv_nhwc_copy(g, flags) +

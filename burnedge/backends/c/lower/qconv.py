@@ -61,15 +61,13 @@ def _qconv_scratch(graph: Graph, node: Node) -> int:
         rin = (band - 1) * sh + (kh - 1) * dh + 1
         nt = kernel_threads(n * ohw * c * taps, 100000, n * -(-oh // band))
         return (nt * (-(-(rin * row) // 16) * 16) + 64) * 4
-    if kind == "nhwc":  # be_qconv_nhwc_scratch: the padded copy of one image + a row panel per thread
+    if kind == "nhwc":  # be_qconv_nhwc_scratch: the padded copy of a band of ~64 KiB + a row panel per thread
         k = c * taps
         panel = (k + 3) // 4 * 2 * QMR * 4 + 64
         direct = flags & 1 and (kh, kw, sh, sw, ph, pw, oh, ow) == (1, 1, 1, 1, 0, 0, h, wd)  # rows read in place
-        copy = (
-            0
-            if direct
-            else -(-(((oh - 1) * sh + (kh - 1) * dh + 1) * ((ow - 1) * sw + (kw - 1) * dwl + 1) * c + 64) // 64) * 64
-        )
+        row, halo = ((ow - 1) * sw + (kw - 1) * dwl + 1) * c, (kh - 1) * dh + 1
+        band = min(oh, (65536 // row - halo) // sh + 1 if 65536 // row > halo else 1)
+        copy = 0 if direct else -(-(((band - 1) * sh + halo) * row + 64) // 64) * 64
         nt = kernel_threads(ohw * m * k, 200000, -(-ohw // QMR))
         return copy + nt * (-(-(QMR * k + 64 + QMR * m + 64 + panel) // 64) * 64) + 64
     if kind == "dw":  # be_qdwconv_scratch: one padded plane per thread
