@@ -14,6 +14,7 @@ import numpy as np
 
 from ....ir import Graph, Node
 from . import Ctx, lower
+from .dense_w8 import int8_columns, w8_call, w8_scratch_bytes
 
 MR, NR, MAX_THREADS = 6, 16, 4  # gemm.h: BE_MR, BE_NR, BE_DENSE_MAX_THREADS
 ACTS = {"": "BE_ACT_NONE", "Relu": "BE_ACT_RELU", "Clip": "BE_ACT_CLIP", "LeakyRelu": "BE_ACT_LEAKY_RELU",
@@ -82,8 +83,11 @@ def _gemm_dims(graph: Graph, node: Node) -> tuple[int, int, int]:
 
 
 def _gemm_scratch(graph: Graph, node: Node) -> int:
-    if graph.values[node.inputs[1]].is_const:
-        return 0
+    b = graph.values[node.inputs[1]]
+    if b.is_const:
+        w8 = int8_columns(b.data, node.attrs.get("transB", 0), float(node.attrs.get("alpha", 1.0)))
+        m, _, k = _gemm_dims(graph, node)
+        return w8_scratch_bytes(k, m) if w8 is not None else 0
     return _gemm_scratch_bytes(_gemm_dims(graph, node)[2])
 
 
@@ -106,7 +110,10 @@ def gemm(ctx: Ctx, node: Node) -> str:
     a_packed = b_packed = 0
     bc, ac = ctx.const(b_name), ctx.const(a_name)
     # a packed operand is read only in its packed form: the original stays out of the weights blob
-    if bc is not None:
+    w8 = int8_columns(bc, tb, alpha) if bc is not None else None
+    if w8 is not None:  # weight-only int8: int8 panels dequantized on the fly (dense_w8.py)
+        a, alpha, b_packed = ctx.tensor(a_name), 1.0, 2
+    elif bc is not None:
         mat = (bc.T if tb else bc).astype(np.float32) * np.float32(alpha)
         a, b, b_packed, alpha = ctx.tensor(a_name), ctx.pack(f"dense:gemmB:{node.outputs[0]}", pack_b(mat)), 1, 1.0
     elif ac is not None:
@@ -122,6 +129,9 @@ def gemm(ctx: Ctx, node: Node) -> str:
     epi = _epi(ctx, node, alpha=alpha, beta0=beta, add0=add0, s0=s0, add1=ctx.tensor(res) if res else "0", s1=(n, 1))
     scratch = "0" if b_packed else ctx.scratch()
     y = ctx.tensor(node.outputs[0])
+    if w8 is not None:
+        call = w8_call(ctx, f"dense:gemmW8:{node.outputs[0]}", w8, m, k, a, rsa, csa, y, str(n))
+        return "\n".join(["{", f"  const be_epi ep = {epi};", f"  {call}", "}"])
     call = (f"be_gemm_f32({m}, {n}, {k}, {a}, {rsa}, {csa}, {a_packed}, {b}, {rsb}, {csb}, {b_packed}, {y}, {n}, "
             f"&ep, {scratch}, threads);")  # fmt: skip
     return "\n".join(["{", f"  const be_epi ep = {epi};", f"  {call}", "}"])
@@ -142,8 +152,19 @@ def _mm_flat(graph: Graph, node: Node) -> bool:
     return graph.values[node.inputs[1]].is_const and math.prod(eb[:-2]) == 1
 
 
+def _mm_w8(graph: Graph, node: Node):
+    """The int8 levels of a flat MatMul's constant B (dense_w8.py), or None."""
+    if not _mm_flat(graph, node):
+        return None
+    b = graph.values[node.inputs[1]].data
+    return int8_columns(b) if b.ndim == 2 else None
+
+
 def _mm_scratch(graph: Graph, node: Node) -> int:
-    return 0 if _mm_flat(graph, node) else _gemm_scratch_bytes(_mm_dims(graph, node)[4])
+    ea, _, _, _, k, _ = _mm_dims(graph, node)
+    if _mm_flat(graph, node):
+        return w8_scratch_bytes(k, math.prod(ea[:-1])) if _mm_w8(graph, node) is not None else 0
+    return _gemm_scratch_bytes(k)
 
 
 def _batch_strides(shape: tuple[int, ...], batch: tuple[int, ...], mat: int) -> list[int]:
@@ -182,10 +203,16 @@ def matmul(ctx: Ctx, node: Node) -> str:
         # one GEMM over all of A's rows; a bias varying along M repeats per matrix, so then one GEMM per matrix
         reps = math.prod(ea[:-2]) if s0[0] else 1
         rows = math.prod(ea[:-1]) // reps
-        bp = ctx.pack(f"dense:mmB:{node.inputs[1]}", pack_b(ctx.const(node.inputs[1]).astype(np.float32).reshape(k, n)))
         add1 = f"({ctx.tensor(res)} + bi * {rows * n})" if res else "0"
         epi = _epi(ctx, node, add0=add0, s0=s0, add1=add1, s1=(n, 1))
         a = ctx.tensor(node.inputs[0])
+        w8 = _mm_w8(ctx.graph, node)
+        if w8 is not None:  # weight-only int8: int8 panels dequantized on the fly (dense_w8.py)
+            call = w8_call(ctx, f"dense:mmW8:{node.inputs[1]}", w8, rows, k, f"{a} + bi * {rows * k}", k, 1,
+                           f"{y} + bi * {rows * n}", str(n))  # fmt: skip
+            return "\n".join(["{", f"  for (long bi = 0; bi < {reps}; bi++) {{", f"    const be_epi ep = {epi};",
+                              f"    {call}", "  }", "}"])  # fmt: skip
+        bp = ctx.pack(f"dense:mmB:{node.inputs[1]}", pack_b(ctx.const(node.inputs[1]).astype(np.float32).reshape(k, n)))
         call = (f"be_gemm_f32({rows}, {n}, {k}, {a} + bi * {rows * k}, {k}, 1, 0, {bp}, 0, 0, 1, "
                 f"{y} + bi * {rows * n}, {n}, &ep, 0, threads);")  # fmt: skip
         return "\n".join(["{", f"  for (long bi = 0; bi < {reps}; bi++) {{", f"    const be_epi ep = {epi};",

@@ -8,16 +8,27 @@ import numpy as np
 from ....ir import Graph, Node
 from . import Ctx, lower
 from .layout import DW_MAX_TAPS, conv_fields, dw_mult1, nhwc_int8_tensors, nhwc_qconv
+from .qscratch import kernel_threads
 from .quantized import MAX_THREADS, QMR, QNR, opt_input, pack_a_pairs, pack_b_pairs, qepi, require_i8, wrap32
 from .reduce import attr
 
 __all__ = ["qconv"]
 
 
+DWC_BAND_FLOATS = 8192  # qconv.h be_qdw_nhwc_band: the padded float band a job aims at (32 KiB)
+
+
+def _dwc_row_floats(f: list[int]) -> int:
+    """Floats of the smallest band of the channels-last depthwise kernel (one output row: its KH input rows)."""
+    c, kh, kw, sw, dh, dwl, ow = f[1], f[6], f[7], f[9], f[10], f[11], f[15]
+    return ((kh - 1) * dh + 1) * ((ow - 1) * sw + (kw - 1) * dwl + 1) * (-(-c // 8) * 8)
+
+
 def _qconv_geo(graph: Graph, node: Node) -> tuple[str, list[int], int] | None:
     """(kind, be_qconv_geo fields, NHWC flags), None for shapes the kernels do not take. Kinds: "dwc" (channels-last
     depthwise, multiplier 1), "nhwc" (channels-last implicit GEMM, one group), "dw" (per-plane depthwise, other
-    multipliers), "gemm" (im2col + GEMM, any group)."""
+    multipliers; and multiplier 1 between NCHW tensors when even one output row of "dwc" overflows its band: wide
+    rows of many channels, whose float copy would be MBs per thread), "gemm" (im2col + GEMM, any group)."""
     fields = conv_fields(graph, node)
     if fields is None:
         return None
@@ -27,7 +38,7 @@ def _qconv_geo(graph: Graph, node: Node) -> tuple[str, list[int], int] | None:
     if nhwc_qconv(graph, node):
         nhwc = nhwc_int8_tensors(graph)
         flags = (1 if node.inputs[0] in nhwc else 0) | (2 if node.outputs[0] in nhwc else 0)
-        if dw_mult1(fields, w):
+        if dw_mult1(fields, w) and (flags or _dwc_row_floats(fields) <= DWC_BAND_FLOATS):
             return "dwc", fields, flags
         if flags:
             return "nhwc", fields, flags
@@ -36,29 +47,42 @@ def _qconv_geo(graph: Graph, node: Node) -> tuple[str, list[int], int] | None:
 
 
 def _qconv_scratch(graph: Graph, node: Node) -> int:
+    """Bytes of the kernel's scratch (qconv.h), with as many thread slices as its driver can use."""
     info = _qconv_geo(graph, node)
     if info is None:
         return 0
-    kind, f, _ = info
+    kind, f, flags = info
     n, c, h, wd, m, g, kh, kw, sh, sw, dh, dwl, ph, pw, oh, ow = f
-    if kind == "dwc":  # qconv.h: be_qdw_nhwc_slice with a band of every output row
-        wp = (ow - 1) * sw + (kw - 1) * dwl + 1
-        rin = (oh - 1) * sh + (kh - 1) * dh + 1
-        return (MAX_THREADS * (-(-(rin * wp * (-(-c // 8) * 8)) // 16) * 16) + 64) * 4
-    if kind == "nhwc":  # qconv.h: be_qconv_nhwc_scratch
-        k = c * kh * kw
+    ohw, taps = oh * ow, kh * kw
+    if kind == "dwc":  # be_qdw_nhwc_scratch: a band of ~32 KiB of padded floats per thread
+        wp, c8 = (ow - 1) * sw + (kw - 1) * dwl + 1, -(-c // 8) * 8
+        row, halo = wp * c8, (kh - 1) * dh + 1
+        band = min(oh, (8192 // row - halo) // sh + 1 if 8192 // row > halo else 1)
+        rin = (band - 1) * sh + (kh - 1) * dh + 1
+        nt = kernel_threads(n * ohw * c * taps, 100000, n * -(-oh // band))
+        return (nt * (-(-(rin * row) // 16) * 16) + 64) * 4
+    if kind == "nhwc":  # be_qconv_nhwc_scratch: the padded copy of a band of ~64 KiB + a row panel per thread
+        k = c * taps
         panel = (k + 3) // 4 * 2 * QMR * 4 + 64
-        copy = -(-(((oh - 1) * sh + (kh - 1) * dh + 1) * ((ow - 1) * sw + (kw - 1) * dwl + 1) * c + 64) // 64) * 64
-        return copy + MAX_THREADS * (-(-(QMR * k + 64 + QMR * m + 64 + panel) // 64) * 64) + 64
-    if kind == "dw":
+        direct = flags & 1 and (kh, kw, sh, sw, ph, pw, oh, ow) == (1, 1, 1, 1, 0, 0, h, wd)  # rows read in place
+        row, halo = ((ow - 1) * sw + (kw - 1) * dwl + 1) * c, (kh - 1) * dh + 1
+        band = min(oh, (65536 // row - halo) // sh + 1 if 65536 // row > halo else 1)
+        copy = 0 if direct else -(-(((band - 1) * sh + halo) * row + 64) // 64) * 64
+        nt = kernel_threads(ohw * m * k, 200000, -(-ohw // QMR))
+        return copy + nt * (-(-(QMR * k + 64 + QMR * m + 64 + panel) // 64) * 64) + 64
+    if kind == "dw":  # be_qdwconv_scratch: one padded plane per thread
         wp = (ow - 1) * sw + (kw - 1) * dwl + 1
         row = max(-(-wp // sw), (ow + 7) // 8 * 8 + (kw - 1) * dwl // sw + 8)
         hp = (oh - 1) * sh + (kh - 1) * dh + 1
         return (MAX_THREADS * ((hp + 1) * sw * row + 16) + 64) * 4
-    k = c // g * kh * kw
+    k = c // g * taps  # be_qconv_scratch: a K x 16 block and nb column panels per thread
     k2, k4 = (k + 1) // 2, (k + 3) // 4
     nb = max(1, min(16, 16384 // (k2 * 32)))
-    return MAX_THREADS * (k * QNR + nb * k4 * 64 + k4 * 24 + 64) + 64  # qconv.h be_qconv_slice
+    panels, mp = -(-ohw // QNR), -(-(m // g) // QMR)
+    blocks = n * g * -(-panels // nb)
+    jobs = blocks * (min(mp, MAX_THREADS) if blocks < 2 * MAX_THREADS else 1)
+    nt = kernel_threads(n * m * ohw * k, 200000, jobs)
+    return nt * (k * QNR + nb * k4 * 64 + k4 * 24 + 64) + 64
 
 
 @lower("QConv", domain="burnedge", scratch=_qconv_scratch)

@@ -6,15 +6,20 @@ import numpy as np
 
 from ....ir import Graph, Node
 from . import Ctx, lower
-from .quantized import MAX_THREADS, QMR, opt_input, pack_b_pairs, qepi, require_i8, wrap32
+from .qscratch import kernel_threads
+from .quantized import MAX_THREADS, QMR, QNR, opt_input, pack_b_pairs, qepi, require_i8, wrap32
 from .reduce import attr
 
 __all__ = ["qmatmul"]
 
 
 def _qmm_scratch(graph: Graph, node: Node) -> int:
-    k = graph.values[node.inputs[1]].shape[0]
-    return MAX_THREADS * ((k + 1) // 2) * QMR * 4 + 64
+    """qgemm.h be_qgemm_scratch, with as many A panels as the driver's threads can use."""
+    k, n = graph.values[node.inputs[1]].shape
+    rows = int(np.prod(graph.values[node.inputs[0]].shape)) // max(k, 1)
+    mp, np_ = -(-rows // QMR), -(-n // QNR)
+    jobs = mp * (min(np_, 2 * MAX_THREADS) if mp < 2 * MAX_THREADS else 1)
+    return kernel_threads(rows * n * k, 100000, jobs) * ((k + 1) // 2) * QMR * 4 + 64
 
 
 @lower("QMatMul", domain="burnedge", scratch=_qmm_scratch)

@@ -5,7 +5,7 @@
  * Why: on the small planes of edge CNNs (25x5, 12x12, 6x6) a per-plane depthwise kernel wastes most of its 8-wide
  * runs; with rows = output pixels and columns = channels, vectors run along channels.
  *
- * Per band of output rows (one band per thread and image):
+ * Per band of output rows (a job: ~32 KiB of padded floats, be_qdw_nhwc_band; bands spread over threads):
  *  1. the input rows the band reads are written, minus x_zp, as floats into a zero-padded NHWC block of C8
  *     (C rounded up to 8) channels per pixel, so every tap of a pixel is at a fixed offset without bounds checks;
  *  2. 8 channels at a time, blocks of 4 output pixels accumulate every tap with float multiply-adds: integers,

@@ -69,10 +69,9 @@ void be_qdwconv_nhwc_i8(const int8_t *x, const float *wf, int8_t *y, const be_qe
     const int taps = g->KH * g->KW;
     int nt = threads < BE_Q_MAX_THREADS ? threads : BE_Q_MAX_THREADS;
     if ((double)g->N * ohw * C * taps < 100000.0) nt = 1;
-    if (nt > g->OH * g->N) nt = g->OH * g->N;
+    const long brows = be_qdw_nhwc_band(g), bands = (g->OH + brows - 1) / brows, jobs = (long)g->N * bands;
+    if (nt > jobs) nt = (int)jobs;
     if (nt < 1) nt = 1;
-    const long bands = g->N >= nt ? 1 : (nt + g->N - 1) / g->N, jobs = (long)g->N * bands;
-    const long brows = (g->OH + bands - 1) / bands;
     long off[512];
     for (int ky = 0; ky < g->KH; ky++)
         for (int kx = 0; kx < g->KW; kx++)

@@ -6,11 +6,12 @@
  * rows = output pixels and columns = channels every panel is full and 1x1 convs read NHWC activations in place.
  *
  * be_qconv_nhwc_i8: Y(pixels x M) = im2col(X)(pixels x KH*KW*C) * W(KH*KW*C x M), k ordered (ky, kx, c):
- *  1. per image, the input is copied once into a channels-last block padded with x_zp (the lowering folds
- *     -x_zp * sum(w) into the bias), so that a tap row of an output pixel is one run of KW*C bytes (dilation 1);
+ *  1. per band of output rows (be_qconv_nhwc_band: a copy of about 64 KiB), the input rows it reads are copied
+ *     into a channels-last block padded with x_zp (the lowering folds -x_zp * sum(w) into the bias), so that a tap
+ *     row of an output pixel is one run of KW*C bytes (dilation 1);
  *     NCHW inputs of 1-4 channels (stems) are interleaved with a constant stride, so the stores vectorise;
  *     a unit-stride unpadded 1x1 conv on an NHWC input skips the copy and uses the input rows in place;
- *  2. output pixels go 6 at a time (a row panel; panels are split over threads in contiguous ranges), their
+ *  2. a band's output pixels go 6 at a time (a row panel; panels are split over threads in contiguous ranges), their
  *     im2col rows gathered from the padded block into a thread buffer (runs of <= 64 bytes in 8-byte moves);
  *     the packing may read whole 16-byte blocks past a row's K (junk there meets only zero weight padding);
  *  3. `be_qgemm_panel` packs the rows and runs the int8 micro-kernel over all weight column panels (B panels
@@ -35,11 +36,13 @@ static inline __attribute__((always_inline)) void interleave(const int8_t *s, lo
         for (int c = 0; c < C; c++) d[j * C + c] = s[c * hw + j];
 }
 
-/* the input rows and columns image xi's output reads, channels-last, x_zp outside the image: [Hp][Wp][C] */
-static void pad_copy(const int8_t *xi, int in_nhwc, const be_qconv_geo *g, int8_t pad, int8_t *xp) {
-    const long C = g->C, hw = (long)g->H * g->W, hp = be_qconv_nhwc_hp(g), wp = be_qconv_nhwc_wp(g);
-    for (long r = 0; r < hp; r++) {
-        int8_t *d = xp + r * wp * C;
+/* padded rows r0 .. r0+nrows-1 of the input rows and columns image xi's output reads, channels-last, x_zp outside
+ * the image: [nrows][Wp][C] */
+static void pad_copy(const int8_t *xi, int in_nhwc, const be_qconv_geo *g, int8_t pad, long r0, long nrows,
+                     int8_t *xp) {
+    const long C = g->C, hw = (long)g->H * g->W, wp = be_qconv_nhwc_wp(g);
+    for (long r = r0; r < r0 + nrows; r++) {
+        int8_t *d = xp + (r - r0) * wp * C;
         const long iy = r - g->ph;
         if (iy < 0 || iy >= g->H) {
             memset(d, pad, (size_t)(wp * C));
@@ -72,7 +75,7 @@ static void pad_copy(const int8_t *xi, int in_nhwc, const be_qconv_geo *g, int8_
 /* im2col rows of output pixels j0 .. j0+mr-1 from the padded copy: row r = the KH*KW taps' C channels each.
  * Runs of at most 64 bytes go in 8-byte moves that may read up to 7 bytes past the copy (its 64 slack bytes) and
  * write up to 7 past the run (overwritten by the next run, or the 64 slack bytes after the last row). */
-static void gather_rows(const int8_t *xp, const be_qconv_geo *g, long j0, int mr, int8_t *dst, long K) {
+static void gather_rows(const int8_t *xp, const be_qconv_geo *g, long oy0, long j0, int mr, int8_t *dst, long K) {
     /* geometry in locals: int8 stores may alias the struct, so its fields would be reloaded on every store */
     const long C = g->C, wp = be_qconv_nhwc_wp(g), run = (long)g->KW * C, OW = g->OW, KH = g->KH, KW = g->KW;
     const long sy = (long)g->sh * wp * C, sx = (long)g->sw * C, ry = (long)g->dh * wp * C, rx = (long)g->dw * C;
@@ -80,7 +83,7 @@ static void gather_rows(const int8_t *xp, const be_qconv_geo *g, long j0, int mr
     long oy = j0 / OW, ox = j0 % OW;
     for (int r = 0; r < mr; r++) {
         int8_t *d = dst + r * K;
-        const int8_t *s = xp + oy * sy + ox * sx;
+        const int8_t *s = xp + (oy - oy0) * sy + ox * sx; /* the copy starts at padded row oy0 * sh */
         for (long ky = 0; ky < KH; ky++, d += run, s += ry) {
             if (one && run <= 64)
                 for (long o = 0; o < run; o += 8) memcpy(d + o, s + o, 8); /* short run: no libc call */
@@ -97,39 +100,43 @@ void be_qconv_nhwc_i8(const int8_t *x, const int8_t *bpack, int8_t *y, const be_
                       int flags, int32_t x_zp, int8_t *scratch, int threads) {
     const long C = g->C, M = g->M, K = C * g->KH * g->KW, hw = (long)g->H * g->W, ohw = (long)g->OH * g->OW;
     const int in_nhwc = flags & 1, out_nhwc = (flags & 2) != 0;
-    const int direct = in_nhwc && g->KH == 1 && g->KW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 &&
-                       g->pw == 0 && g->OH == g->H && g->OW == g->W;
+    const int direct = be_qconv_nhwc_direct(g, flags);
     const long pp = (ohw + BE_QMR - 1) / BE_QMR;
     const int nt = qthreads(threads, (double)ohw * M * K, pp);
-    int8_t *xp = scratch, *slices = scratch + be_qconv_nhwc_copy(g);
+    const long band = direct ? g->OH : be_qconv_nhwc_band(g);
+    int8_t *xp = scratch, *slices = scratch + be_qconv_nhwc_copy(g, flags);
     for (long n = 0; n < g->N; n++) {
         const int8_t *xi = x + n * C * hw;
-        if (!direct) pad_copy(xi, in_nhwc, g, (int8_t)x_zp, xp);
+        for (long oy0 = 0; oy0 < g->OH; oy0 += band) {
+            const long oy1 = oy0 + band < g->OH ? oy0 + band : g->OH, p0 = oy0 * g->OW, p1 = oy1 * g->OW;
+            const long bp = (p1 - p0 + BE_QMR - 1) / BE_QMR;
+            if (!direct) pad_copy(xi, in_nhwc, g, (int8_t)x_zp, oy0 * g->sh, be_qconv_nhwc_rows_in(g, oy1 - oy0), xp);
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-        for (int t = 0; t < nt; t++) {
-            int8_t *rows = slices + (long)t * be_qconv_nhwc_slice(K, M);
-            int8_t *tile = rows + BE_QMR * K + 64, *apanel = tile + BE_QMR * M + 64;
-            const long b0 = pp * t / nt, b1 = pp * (t + 1) / nt;
-            for (long job = b0; job < b1; job++) {
-                const long j0 = job * BE_QMR;
-                const int mr = (int)(ohw - j0 < BE_QMR ? ohw - j0 : BE_QMR);
-                const int8_t *a = rows;
-                long lda = K, kread = K + 16; /* gathered rows: the next row or the 64 slack bytes follow */
-                if (direct) { /* rows read in place: past K only while later pixels of the image follow */
-                    const long left = (ohw - j0 - mr + 1) * C;
-                    a = xi + j0 * C;
-                    lda = C;
-                    kread = left < C + 16 ? (left > C ? left : C) : C + 16;
-                } else {
-                    gather_rows(xp, g, j0, mr, rows, K);
-                }
-                if (out_nhwc) {
-                    be_qgemm_panel(a, lda, K, kread, mr, M, bpack, y + (n * ohw + j0) * M, M, e, 0, apanel);
-                } else {
-                    be_qgemm_panel(a, lda, K, kread, mr, M, bpack, tile, M, e, 0, apanel);
-                    int8_t *yi = y + n * M * ohw + j0;
-                    for (long m = 0; m < M; m++)
-                        for (int r = 0; r < mr; r++) yi[m * ohw + r] = tile[r * M + m];
+            for (int t = 0; t < nt; t++) {
+                int8_t *rows = slices + (long)t * be_qconv_nhwc_slice(K, M);
+                int8_t *tile = rows + BE_QMR * K + 64, *apanel = tile + BE_QMR * M + 64;
+                const long b0 = bp * t / nt, b1 = bp * (t + 1) / nt;
+                for (long job = b0; job < b1; job++) {
+                    const long j0 = p0 + job * BE_QMR;
+                    const int mr = (int)(p1 - j0 < BE_QMR ? p1 - j0 : BE_QMR);
+                    const int8_t *a = rows;
+                    long lda = K, kread = K + 16; /* gathered rows: the next row or the 64 slack bytes follow */
+                    if (direct) { /* rows read in place: past K only while later pixels of the image follow */
+                        const long left = (ohw - j0 - mr + 1) * C;
+                        a = xi + j0 * C;
+                        lda = C;
+                        kread = left < C + 16 ? (left > C ? left : C) : C + 16;
+                    } else {
+                        gather_rows(xp, g, oy0, j0, mr, rows, K);
+                    }
+                    if (out_nhwc) {
+                        be_qgemm_panel(a, lda, K, kread, mr, M, bpack, y + (n * ohw + j0) * M, M, e, 0, apanel);
+                    } else {
+                        be_qgemm_panel(a, lda, K, kread, mr, M, bpack, tile, M, e, 0, apanel);
+                        int8_t *yi = y + n * M * ohw + j0;
+                        for (long m = 0; m < M; m++)
+                            for (int r = 0; r < mr; r++) yi[m * ohw + r] = tile[r * M + m];
+                    }
                 }
             }
         }
