@@ -364,7 +364,9 @@ def test_silero_vad_streaming_figure_is_what_the_bundle_gives(silero_vad: Path, 
         hq, cq = r["hn"], r["cn"]
     cos, err = _measures(want, got)
     row = {r.tensor: r for r in rep.accuracy.rows}["speech_probs"]
-    assert row.cosine == pytest.approx(cos, abs=1e-5) and row.max_abs_error == pytest.approx(err, abs=1e-4)
+    # the report ran the numpy reference (float64 sums), the user's loop the C library (float32), each feeding its
+    # own state back 60 times: they agree to 2e-4 in cosine, 25 times closer than the float-state figure below
+    assert row.cosine == pytest.approx(cos, abs=2e-4) and row.max_abs_error == pytest.approx(err, abs=2e-3)
     # measured the old way (the float state given to every call), int8 looks better than it streams
     fed = [{"input": x, "h": s[0], "c": s[1]} for x, s in zip(chunks, float_states)]
     model = burnedge.load(silero_vad, input_shapes={"input": (4, 576)})
@@ -373,5 +375,5 @@ def test_silero_vad_streaming_figure_is_what_the_bundle_gives(silero_vad: Path, 
         model, fed, method=rep.method, keep_float=keep, state=None, report_batches=len(fed), progress=False
     )
     old_row = {r.tensor: r for r in old.accuracy.rows}["speech_probs"]
-    assert old_row.cosine != pytest.approx(row.cosine, abs=1e-4)
+    assert old_row.cosine != pytest.approx(row.cosine, abs=2e-3)
     assert old_row.cosine > row.cosine
