@@ -116,5 +116,7 @@ def check_int8(model: RealModel, folder: Path) -> Outcome:
 
 def _where(exc: BaseException) -> str:
     """' (at file:line)' of the innermost burnedge frame, so a crash's reason points somewhere."""
+    if isinstance(exc, burnedge.BurnedgeError):  # a user-facing error already says where
+        return ""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if "/burnedge/" in f.filename]
     return f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
