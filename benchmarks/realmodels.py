@@ -12,6 +12,7 @@ both loaded in this process, runs alternating so machine noise hits them alike) 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -65,6 +66,18 @@ def row(name: str, runs: int) -> str:
     return f"| {name} | {err} | {cos} | {speed} | {arena} |"
 
 
+def machine() -> str:
+    """The CPU model and the SIMD features the C kernels use, from /proc/cpuinfo."""
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "unknown CPU"
+    name = next((ln.split(":", 1)[1].strip() for ln in info.splitlines() if ln.startswith("model name")), "?")
+    flags = set(next((ln.split(":", 1)[1].split() for ln in info.splitlines() if ln.startswith("flags")), []))
+    wanted = ("avx2", "fma", "avx512f", "avx512_vnni", "avx_vnni")
+    return f"{name}, {os.cpu_count()} cores; " + ", ".join(f"{f} {'yes' if f in flags else 'no'}" for f in wanted)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--models", default="", help="comma-separated names (default: all)")
@@ -75,6 +88,7 @@ def main() -> None:
     if unknown:
         raise SystemExit(f"unknown model(s) {', '.join(unknown)}; available: {', '.join(MODELS)}")
     warnings.simplefilter("ignore")
+    print(f"Measured on {machine()}; median of {a.runs} runs after a warm-up.\n")
     print("| model | float: max rel err vs onnxruntime | int8 (default options): cosine to float "
           "| int8 / float latency (1 thread, C) | arena int8 / float |")  # fmt: skip
     print("|---|---|---|---|---|")
