@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
+import burnedge
+
 from . import expectations, fetch
 from .catalog import MODELS
-from .measure import Outcome, check_float, check_int8
+from .measure import Outcome, check_float, check_int8, is_refusal
 
 TARGET = 0.99  # the int8 quality bar of issue 10: reached, or the export refuses
 
@@ -100,3 +102,13 @@ def test_rows_round_trip(tmp_path: Path) -> None:
     rows = {"m": expectations.Row("m", "pass 0.0001", "max rel err 1e-06 (y)", status, note)}
     expectations.write(rows, tmp_path / "e.tsv")
     assert expectations.read(tmp_path / "e.tsv") == rows
+
+
+def test_only_the_target_error_is_a_refusal() -> None:
+    class QuantizationTargetError(burnedge.BurnedgeError):  # as burnedge names it; main may not have it yet
+        pass
+
+    assert is_refusal(QuantizationTargetError("int8 misses its target"))
+    assert not is_refusal(burnedge.BurnedgeError("node 'Mul.114' produced int8 ... the plan expects float32"))
+    assert not is_refusal(burnedge.InputError("input1: expected shape [1, 1, 64, 200]"))
+    assert not is_refusal(ValueError("accumulators overflow int32"))
