@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -42,6 +43,15 @@ def _medians(bundles: list[Path], feeds, runs: int) -> list[float]:
     return [statistics.median(t) for t in times]
 
 
+def short(reason: str) -> str:
+    """A table cell's worth of a reason: the ops an export lacks, the cosine a refusal measured, else its start."""
+    for pattern, cell in ((r"backend: (.*?) \(opset", "unsupported {}"), (r"(cosine [0-9.]+ < [0-9.]+)", "{}")):
+        found = re.search(pattern, reason)
+        if found:
+            return cell.format(found.group(1)).replace("|", "/")
+    return reason[:70].replace("|", "/")
+
+
 def _arena(bundle: Path) -> int:
     return int(burnedge.Session(bundle).manifest["arena_bytes"])
 
@@ -50,10 +60,8 @@ def row(name: str, runs: int) -> str:
     m = MODELS[name]
     with tempfile.TemporaryDirectory() as tmp:
         f, q = check_float(m, Path(tmp)), check_int8(m, Path(tmp))
-        err = f"{f.value:.1e}" if f.kind == "measured" else f"fails: {f.reason[:80]}"
-        cos = {"measured": f"{q.value:.4f}", "refused": f"refused: {q.reason[:80]}"}.get(
-            q.kind, f"fails: {q.reason[:80]}"
-        )
+        err = f"{f.value:.1e}" if f.kind == "measured" else f"fails: {short(f.reason)}"
+        cos = f"{q.value:.4f}" if q.kind == "measured" else f"{q.kind}: {short(q.reason)}".replace("fail:", "fails:")
         speed = arena = "-"
         if f.bundle and q.bundle:
             t_float, t_int8 = _medians([f.bundle, q.bundle], m.held_out()[0], runs)
