@@ -51,6 +51,12 @@ def add_int8_options(s: argparse.ArgumentParser, required: bool = False) -> None
         help="a folder of .npy/.npz files or one .npz (see the README: int8)",
     )
     s.add_argument(
+        "--validation",
+        type=Path,
+        metavar="DATA",
+        help="inputs the calibration never saw, as DATA: the report and the target measure on them",
+    )
+    s.add_argument(
         "--method",
         default="auto",
         choices=["auto", *sorted(CALIBRATORS)],
@@ -104,8 +110,9 @@ def cmd_export(a: argparse.Namespace, shapes: dict[str, tuple[int, ...]]) -> int
     if getattr(a, "quantize", None):
         path = _export_int8(a, out, options)
     else:
-        if getattr(a, "calibration", None) or getattr(a, "keep_float", None) or getattr(a, "report", None):
-            raise BurnedgeError("--calibration, --keep-float and --report need --quantize int8")
+        int8_only = ("calibration", "validation", "keep_float", "report")
+        if any(getattr(a, k, None) for k in int8_only):
+            raise BurnedgeError("--calibration, --validation, --keep-float and --report need --quantize int8")
         path = export(a.model, out, **options)
     b = bundle.read(path)  # reads back what was written: the hashes hold
     m = b.manifest
@@ -146,6 +153,7 @@ def _export_int8(a: argparse.Namespace, out: Path, options: dict[str, Any]) -> P
                 allow_below_target=a.allow_below_target,
                 state=_state(a.state),
                 keep_float_budget=_budget(a.keep_float_budget),
+                validation=a.validation,
                 **options,
             )
     except QuantizationTargetError as exc:

@@ -244,8 +244,13 @@ def export_int8(
     keep_float_budget: int | float = DEFAULT_BUDGET,
     target_cosine: float | None = 0.99,
     target_db: float | None = None,
+    validation: Iterable[Mapping[str, np.ndarray]] | str | os.PathLike[str] | None = None,
 ):
     """`export` with int8 quantization; returns (bundle path, QuantizationReport).
+
+    `validation` (feed dicts, a folder or an .npz file, like `calibration`): inputs the calibration never saw,
+    which the report, method "auto", keep-float "auto" and the target then measure on (default: the calibration
+    batches themselves, so the figure can be better than on new inputs).
 
     When the measured model output misses the target (`target_cosine`, `target_db`), no bundle is written and
     QuantizationTargetError (carrying the report) says by how much, which layers add the most error and what
@@ -259,11 +264,15 @@ def export_int8(
     if calibration is None:
         raise BundleError("quantize='int8' needs calibration data (feed dicts, a folder or an .npz file)")
     loaded, onnx_bytes = _source(model, input_shapes, bind)
+    pairs = pair_states(loaded.graph, state)
     if isinstance(calibration, (str, os.PathLike)):
-        calibration = load_stream_calibration(calibration, loaded.graph, pair_states(loaded.graph, state))
+        calibration = load_stream_calibration(calibration, loaded.graph, pairs)
+    if isinstance(validation, (str, os.PathLike)):
+        validation = load_stream_calibration(validation, loaded.graph, pairs)
     graph, rep = quantize_model(
         loaded,
         calibration,
+        validation=validation,
         method=method,
         keep_float=keep_float,
         keep_float_budget=keep_float_budget,

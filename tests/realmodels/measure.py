@@ -89,7 +89,8 @@ def check_float(model: RealModel, folder: Path) -> Outcome:
 
 
 def check_int8(model: RealModel, folder: Path) -> Outcome:
-    """Quantizes `model` with the default options on its calibration inputs; cosine to float on held-out ones."""
+    """Quantizes `model` with the default options on its calibration inputs, measured (validation=) on held-out
+    ones; the bundle's cosine to float on those held-out inputs."""
     path, held = model.path(), model.held_out()
     refs = onnxruntime_outputs(path, held)
     try:
@@ -100,6 +101,7 @@ def check_int8(model: RealModel, folder: Path) -> Outcome:
             test_vectors=0,
             quantize="int8",
             calibration=model.calibration(),
+            validation=held,  # the target holds on these, or the export refuses
         )
     except Exception as exc:  # noqa: BLE001  a refusal is an honest outcome; anything else is a failure
         return Outcome("refused" if is_refusal(exc) else "fail", reason=one_line(exc) + _where(exc))

@@ -129,6 +129,25 @@ def test_cli_below_target_exits_non_zero_without_a_bundle_then_allow_writes_it(t
     assert out.is_file() and "written anyway" in capsys.readouterr().err
 
 
+def test_validation_data_is_what_the_target_is_measured_on(tmp_path: Path, capsys) -> None:
+    """Held-out inputs outside the calibration's range: measured on them the same int8 graph misses the target
+    that it meets on the calibration batches, so the export refuses (API and CLI --validation)."""
+    model, calibration = burnedge.load(mlp3()), _feeds(8)
+    held = [{"x": f["x"] * 6} for f in _feeds(4, seed=9)]  # six times the calibrated range: int8 clips
+    path, rep = export_int8(model, tmp_path / "ok.bedge", calibration, keep_float=(), progress=False)
+    assert rep.meets_target() and rep.validation_batches == len(calibration)
+    with pytest.raises(QuantizationTargetError) as info:
+        export_int8(model, tmp_path / "no.bedge", calibration, keep_float=(), validation=held, progress=False)
+    assert info.value.report.validation_batches == len(held) and not (tmp_path / "no.bedge").exists()
+    onnx_path = save(mlp3(), tmp_path / "m.onnx")
+    np.save(tmp_path / "cal.npy", np.stack([f["x"] for f in calibration]))
+    np.save(tmp_path / "val.npy", np.stack([f["x"] for f in held]))
+    argv = ["quantize", str(onnx_path), "-o", str(tmp_path / "c.bedge"), "--calibration", str(tmp_path / "cal.npy")]
+    assert main([*argv, "--keep-float", "none"]) == 0
+    assert main([*argv, "--keep-float", "none", "--validation", str(tmp_path / "val.npy")]) == 2
+    assert "misses its target" in capsys.readouterr().err
+
+
 # -- 2. method auto ----------------------------------------------------------------------------------------------------
 def test_auto_keeps_the_best_measured_method_from_one_float_pass(monkeypatch) -> None:
     calibration = _feeds(12, seed=0)

@@ -19,7 +19,8 @@ from .helpers import mlp, save
 
 def cancelling_sums() -> onnx.ModelProto:
     """y = (x + 1000) @ w, each column of w 2048 times +1 and 2048 times -1: the terms are ~1000 and cancel to ~20,
-    so each float32 summation order lands its own 1e-4 or more (relative) away from the exact sum. `same` = Relu(x + 1000) is exact everywhere."""
+    so each float32 summation order lands its own 1e-4 or more (relative) away from the exact sum.
+    `same` = Relu(x + 1000) is exact everywhere."""
     rng, signs = np.random.default_rng(0), np.repeat(np.float32([1, -1]), 2048)  # as many +1000 as -1000
     w = np.stack([rng.permutation(signs) for _ in range(8)], axis=1)
     consts = [numpy_helper.from_array(np.array(1000.0, np.float32), "offset"), numpy_helper.from_array(w, "w")]
