@@ -14,6 +14,7 @@ import math
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -88,7 +89,7 @@ def check_float(model: RealModel, folder: Path) -> Outcome:
     return Outcome("measured", worst, name, bundle=bundle)
 
 
-def check_int8(model: RealModel, folder: Path) -> Outcome:
+def check_int8(model: RealModel, folder: Path, **options: Any) -> Outcome:
     """Quantizes `model` with the default options on its calibration inputs, measured (validation=) on held-out
     ones; the bundle's cosine to float on those held-out inputs."""
     path, held = model.path(), model.held_out()
@@ -102,6 +103,7 @@ def check_int8(model: RealModel, folder: Path) -> Outcome:
             quantize="int8",
             calibration=model.calibration(),
             validation=held,  # the target holds on these, or the export refuses
+            **options,
         )
     except Exception as exc:  # noqa: BLE001  a refusal is an honest outcome; anything else is a failure
         return Outcome("refused" if is_refusal(exc) else "fail", reason=one_line(exc) + _where(exc))
