@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import burnedge  # noqa: E402
-from tests.realmodels.catalog import MODELS  # noqa: E402
+from tests.realmodels.catalog import MODELS, chosen  # noqa: E402
 from tests.realmodels.measure import check_float, check_int8  # noqa: E402
 
 
@@ -93,10 +93,7 @@ def main() -> None:
     ap.add_argument("--models", default="", help="comma-separated names (default: all)")
     ap.add_argument("--runs", type=int, default=10, help="timed runs per bundle (median)")
     a = ap.parse_args()
-    names = [n for n in a.models.split(",") if n] or list(MODELS)
-    unknown = sorted(set(names) - set(MODELS))
-    if unknown:
-        raise SystemExit(f"unknown model(s) {', '.join(unknown)}; available: {', '.join(MODELS)}")
+    names = chosen(a.models)
     warnings.simplefilter("ignore")
     print(f"Measured on {machine()}; median of {a.runs} runs after a warm-up.\n")
     print("| model | float: max rel err vs onnxruntime | int8 (default options): cosine to float "

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..ir import Graph, Node, Value
 
-__all__ = ["Rewriter", "axis_vector", "origin_of", "strip_ones"]
+__all__ = ["Rewriter", "axis_vector", "fresh_name", "origin_of", "strip_ones"]
 
 
 def strip_ones(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -34,6 +34,14 @@ def axis_vector(arr: np.ndarray, shape: tuple[int, ...], axis: int) -> np.ndarra
     if any(d != 1 for k, d in enumerate(full) if k != axis) or full[axis] != shape[axis]:
         return None
     return arr.reshape(-1)
+
+
+def fresh_name(graph: Graph, base: str) -> str:
+    """A value name not yet used in `graph`: `base`, else `base_1`, `base_2` ..."""
+    name, k = base, 1
+    while name in graph.values:
+        name, k = f"{base}_{k}", k + 1
+    return name
 
 
 class Rewriter:
@@ -85,10 +93,7 @@ class Rewriter:
     # -- edits ----------------------------------------------------------------------------------------------------
     def fresh(self, base: str) -> str:
         """A value name not yet used in the graph, derived from `base`."""
-        name, k = base, 1
-        while name in self.graph.values:
-            name, k = f"{base}_{k}", k + 1
-        return name
+        return fresh_name(self.graph, base)
 
     def add_const(self, base: str, arr: np.ndarray) -> str:
         name = self.fresh(base)

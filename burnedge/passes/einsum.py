@@ -27,6 +27,7 @@ import numpy as np
 from ..ir import Graph, Node, Value
 from ..ops import for_onnx
 from ..ops.interpreter import evaluate
+from ._match import fresh_name
 
 __all__ = ["parse", "run", "why_not"]
 
@@ -85,11 +86,7 @@ class _Builder:
         return self.graph.values[name].shape
 
     def _fresh(self, kind: str) -> str:
-        base = f"{self.node.name}/einsum/{kind}{len(self.nodes)}"
-        name, k = base, 1
-        while name in self.graph.values:
-            name, k = f"{base}_{k}", k + 1
-        return name
+        return fresh_name(self.graph, f"{self.node.name}/einsum/{kind}{len(self.nodes)}")
 
     def const(self, kind: str, arr: np.ndarray) -> str:
         name = self._fresh(kind)

@@ -152,3 +152,12 @@ _ALL = [
     RealModel("deepfilternet3_df_dec", Source(*_DFN, "tmp/export/df_dec.onnx", _DFN_PLATFORM), _df_dec),
 ]  # fmt: skip
 MODELS = {m.name: m for m in _ALL}
+
+
+def chosen(models: str) -> list[str]:
+    """The model names of a --models option ("a,b"; empty: all), or SystemExit naming the unknown ones."""
+    names = [n for n in models.split(",") if n] or list(MODELS)
+    unknown = sorted(set(names) - set(MODELS))
+    if unknown:
+        raise SystemExit(f"unknown model(s) {', '.join(unknown)}; available: {', '.join(MODELS)}")
+    return names

@@ -15,7 +15,7 @@ import warnings
 from pathlib import Path
 
 from . import expectations
-from .catalog import MODELS
+from .catalog import MODELS, chosen
 from .measure import check_float, check_int8
 
 
@@ -24,10 +24,7 @@ def main() -> None:
     ap.add_argument("--models", default="", help="comma-separated names (default: all)")
     ap.add_argument("--dry", action="store_true", help="print the rows, leave expected.tsv alone")
     a = ap.parse_args()
-    names = [n for n in a.models.split(",") if n] or list(MODELS)
-    unknown = sorted(set(names) - set(MODELS))
-    if unknown:
-        raise SystemExit(f"unknown model(s) {', '.join(unknown)}; available: {', '.join(MODELS)}")
+    names = chosen(a.models)
     warnings.simplefilter("ignore")
     rows = expectations.read()
     for name in names:
