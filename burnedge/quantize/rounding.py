@@ -44,14 +44,15 @@ def boundaries(graph: Graph) -> list[str]:
 
 
 def nudged(graph: Graph, rel: float) -> Graph:
-    """A copy of `graph` whose QuantizeLinear nodes read each boundary tensor times (1 + rel)."""
+    """A copy of `graph` whose QuantizeLinear nodes read each float32 boundary tensor times (1 + rel)."""
     g = graph.copy()
     mul = for_onnx("Mul", 14)
     factor = np.array(1.0 + rel, np.float32)
     renamed: dict[str, str] = {}
     nodes: list[Node] = []
+    nudge = {x for x in boundaries(graph) if graph.values[x].dtype == np.float32}
     for node in g.nodes:
-        if node.op_type == "QuantizeLinear" and node.inputs and node.inputs[0] in set(boundaries(graph)):
+        if node.op_type == "QuantizeLinear" and node.inputs and node.inputs[0] in nudge:
             x = node.inputs[0]
             if x not in renamed:
                 k, y = f"{x}/nudge/factor", f"{x}/nudge"
