@@ -76,6 +76,9 @@ def _recur(kind, X, W, R, B, seq_lens, h0, c0, P, *, direction, hidden_size, act
     """Runs `kind` ('lstm', 'gru', 'rnn') over all directions; returns (Y, Y_h, Y_c) in the ONNX layout."""
     out_dtype = X.dtype
     dt = sum_dtype()  # float64 gates and state, rounded once at the end (see _common)
+    if X.ndim != 3:
+        order = "[batch, seq, input]" if layout else "[seq, batch, input]"
+        raise ValueError(f"{kind.upper()}: X must have rank 3 {order}, got shape {list(X.shape)}")
     if layout:
         X = np.swapaxes(X, 0, 1)
         h0 = None if h0 is None else np.swapaxes(h0, 0, 1)
