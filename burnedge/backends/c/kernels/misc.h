@@ -1,5 +1,5 @@
-/* Smaller kernels of the C backend: Trilu, CumSum/CumProd with a run-time axis, Hardmax, ScatterElements and the
- * float64 LogSumExp reduction.
+/* Smaller kernels of the C backend: Trilu, CumSum/CumProd with a run-time axis, Hardmax, ScatterElements, LpPool and
+ * the float64 LogSumExp reduction.
  *
  * Layouts follow reduce.h ([outer, n, inner] around one axis); kernels that read a value known only at run time
  * (an axis, an index) return 0 on success and nonzero when that value is out of range, and the generated step
@@ -38,6 +38,11 @@ int be_scatter_elements_i32(const int32_t *data, const void *idx, int idx64, con
                             const long *ddims, const long *idims, int rank, int axis, int reduction);
 int be_scatter_elements_i64(const int64_t *data, const void *idx, int idx64, const int64_t *upd, int64_t *y,
                             const long *ddims, const long *idims, int rank, int axis, int reduction);
+
+/* LpPool over nc planes of up to 3 spatial dims (1-D and 2-D padded with leading 1s): geo holds, per dim d of 3,
+ * {in, out, kernel, stride, dilation, pad begin} at geo[6 * d ...]; taps outside the input count as 0;
+ * y = (sum |x|^p)^(1/p), summed in double */
+void be_lppool_f32(const float *x, float *y, long nc, const long *geo, double p, int threads);
 
 /* log(sum(exp(x))) over the middle axis in double, shifted by the lane's maximum; -inf for an empty lane */
 void be_reduce_lse_f64(const double *x, double *y, long outer, long n, long inner, int threads);
