@@ -1,5 +1,5 @@
-/* Smaller kernels of the C backend: Trilu, CumSum/CumProd with a run-time axis, Hardmax, ScatterElements, LpPool and
- * the float64 LogSumExp reduction.
+/* Smaller kernels of the C backend: Trilu, CumSum/CumProd with a run-time axis, Hardmax, ScatterElements, LpPool,
+ * GridSample and the float64 LogSumExp reduction.
  *
  * Layouts follow reduce.h ([outer, n, inner] around one axis); kernels that read a value known only at run time
  * (an axis, an index) return 0 on success and nonzero when that value is out of range, and the generated step
@@ -43,6 +43,14 @@ int be_scatter_elements_i64(const int64_t *data, const void *idx, int idx64, con
  * {in, out, kernel, stride, dilation, pad begin} at geo[6 * d ...]; taps outside the input count as 0;
  * y = (sum |x|^p)^(1/p), summed in double */
 void be_lppool_f32(const float *x, float *y, long nc, const long *geo, double p, int threads);
+
+/* GridSample of x [n, c, dims...] (r = 1 to 3 spatial dims) at `points` grid points per batch (grid [n, points, r],
+ * coordinates innermost dim first): y [n, c, points]. mode: 0 nearest, 1 linear, 2 cubic; pad: 0 zeros, 1 border,
+ * 2 reflection. Returns nonzero for a rank it cannot take. */
+int be_grid_sample_f32(const float *x, const float *grid, float *y, long n, long c, int r, const long *dims,
+                       long points, int mode, int pad, int align, int threads);
+int be_grid_sample_f64(const double *x, const double *grid, double *y, long n, long c, int r, const long *dims,
+                       long points, int mode, int pad, int align, int threads);
 
 /* log(sum(exp(x))) over the middle axis in double, shifted by the lane's maximum; -inf for an empty lane */
 void be_reduce_lse_f64(const double *x, double *y, long outer, long n, long inner, int threads);
