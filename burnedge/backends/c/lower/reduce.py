@@ -1,4 +1,4 @@
-"""Reduction lowerings: Reduce* (constant axes), ArgMax/ArgMin, TopK (constant K) and CumSum (constant axis).
+"""Reduction lowerings: Reduce* (constant axes), ArgMax/ArgMin, TopK (constant K); CumSum lives in scan.py.
 
 Every kernel sees its input as [outer, n, inner]. Reduced axes are first merged into blocks of adjacent axes
 (size-1 axes dropped); one block is one kernel call; several blocks are reduced innermost first through scratch
@@ -137,13 +137,14 @@ def reduce(ctx: Ctx, node: Node) -> str:
     dt = ctx.dtype(x).name
     is_int = dt in ("int32", "int64") or dt in BYTE_SUFFIX
     ok = dt == "float32" or (dt in ("int32", "int64") and node.op_type in INT_KINDS)
+    ok = ok or (dt == "float64" and node.op_type == "ReduceLogSumExp")  # float64: LogSumExp only
     ctx.require(ok or (dt in BYTE_SUFFIX and node.op_type in BYTE_KINDS), f"no C {node.op_type} on {dt}")
     if ctx.size(y) == 0:
         return "/* empty */"
     pre, comb, post = KINDS[node.op_type]
     stages = _stages(ctx.shape(x), axes)
     count = math.prod(ctx.shape(x)[a] for a in axes)
-    ct = "float" if dt == "float32" else "uint8_t" if dt == "bool" else f"{dt}_t"
+    ct = {"float32": "float", "float64": "double", "bool": "uint8_t"}.get(dt, f"{dt}_t")
     lines, src, offset = [], ctx.tensor(x), 0
     for k, (outer, n, inner) in enumerate(stages):
         last = k == len(stages) - 1
@@ -153,7 +154,9 @@ def reduce(ctx: Ctx, node: Node) -> str:
             dst = f"({ctx.scratch(ct)} + {offset})"
             offset += outer * inner
         p = pre if k == 0 else "BE_PRE_NONE"
-        if is_int:
+        if dt == "float64":
+            lines.append(f"be_reduce_lse_f64({src}, {dst}, {outer}, {n}, {inner}, threads);")
+        elif is_int:
             suffix = BYTE_SUFFIX.get(dt, f"i{dt[3:]}")
             lines.append(f"be_reduce_{suffix}({src}, {dst}, {outer}, {n}, {inner}, {p}, {comb}, threads);")
         else:
@@ -209,19 +212,3 @@ def top_k(ctx: Ctx, node: Node) -> str:
         f"be_topk_{SUFFIX[dt]}({ctx.tensor(x)}, {ctx.tensor(values)}, {ctx.tensor(indices)}, {outer}, {n}, "
         f"{inner}, {k}, {largest}, threads);"
     )
-
-
-# -- CumSum -------------------------------------------------------------------------------------------------------
-@lower("CumSum")
-def cum_sum(ctx: Ctx, node: Node) -> str:
-    x, y = node.inputs[0], node.outputs[0]
-    dt = ctx.dtype(x).name
-    ctx.require(dt in ("float32", "float64", "int32", "int64"), f"no C CumSum on {dt}")
-    axis = ctx.const(node.inputs[1])
-    ctx.require(axis is not None, "the axis input is not a constant")
-    shape = ctx.shape(x)
-    outer, n, inner = split(shape, norm_axis(ctx, int(np.asarray(axis).reshape(-1)[0]), len(shape)))
-    if ctx.size(y) == 0:
-        return "/* empty */"
-    excl, rev = int(attr(node, "exclusive", 0)), int(attr(node, "reverse", 0))
-    return f"be_cumsum_{SUFFIX[dt]}({ctx.tensor(x)}, {ctx.tensor(y)}, {outer}, {n}, {inner}, {excl}, {rev}, threads);"
