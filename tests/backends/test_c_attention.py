@@ -1,6 +1,7 @@
-"""The attention family on the C backend (lower/attention.py, rmsnorm.py, rotary.py) against onnxruntime, on shapes
-the node tests leave out: odd head sizes, GQA with a KV cache and a broadcast bool mask, 3-D inputs, partial
-interleaved rotary dims, and 2 threads over enough rows to split them."""
+"""The attention family on the C backend (lower/attention.py, rmsnorm.py, rotary.py, linear_attention.py,
+causal_conv.py) against onnxruntime, on shapes the node tests leave out: odd head sizes, GQA with a KV cache and a
+broadcast bool mask, 3-D inputs, partial interleaved rotary dims, long recurrences, and 2 threads over enough rows
+to split them."""
 
 from __future__ import annotations
 
@@ -14,14 +15,14 @@ import burnedge
 RNG = np.random.default_rng(17)
 
 
-def _check(node, feeds: dict, outputs: list[str], threads: int = 2, tol: float = 1e-4) -> None:
+def _check(node, feeds: dict, outputs: list[str], threads: int = 2, tol: float = 1e-4, opset: int = 23) -> None:
     """Runs one-node graph `node` on the C backend and onnxruntime; every output agrees within `tol` relative."""
     kinds = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int64): TensorProto.INT64}
     kinds[np.dtype(np.bool_)] = TensorProto.BOOL
     ins = [helper.make_tensor_value_info(n, kinds[a.dtype], a.shape) for n, a in feeds.items()]
     outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in outputs]
     g = helper.make_graph([node], "attention_family", ins, outs)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 23)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
     want = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(outputs, feeds)
     got = burnedge.Session(burnedge.load(m), backend="c", threads=threads).run(feeds)
     for name, w in zip(outputs, want, strict=True):
@@ -46,7 +47,7 @@ def test_rms_normalization_odd_shapes(axis):
 @pytest.mark.parametrize("mode", [0, 3])
 def test_attention_gqa_cache_bool_mask_causal_softcap(mode):
     """6 query heads on 2 KV heads, 7-wide keys and 5-wide values, 4 past rows, a mask broadcast over heads."""
-    b, hq, hkv, lq, lkv, p, dk, dv = 2, 6, 2, 17, 9, 4, 7, 5
+    b, hq, hkv, lq, lkv, p, dk, dv = 2, 6, 2, 19, 9, 4, 7, 5
     feeds = {
         "q": _f(b, hq, lq, dk),
         "k": _f(b, hkv, lkv, dk),
@@ -72,7 +73,7 @@ def test_attention_3d_float_mask_mqa():
 
 @pytest.mark.parametrize("interleaved", [0, 1])
 def test_rotary_embedding_3d_partial_dim(interleaved):
-    b, s, h, d, rot, cache = 3, 37, 5, 18, 10, 50
+    b, s, h, d, rot, cache = 3, 130, 5, 18, 10, 160
     feeds = {
         "x": _f(b, s, h * d),
         "cos": _f(cache, rot // 2),
@@ -94,3 +95,34 @@ def test_attention_with_a_too_wide_value_head_is_refused_by_name():
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 23)])
     with pytest.raises(burnedge.BurnedgeError, match=r"att.*Attention.*value head size of 1025"):
         burnedge.Session(burnedge.load(m), backend="c")
+
+
+@pytest.mark.parametrize("rule", ["linear", "gated", "delta", "gated_delta"])
+def test_linear_attention_gqa_with_past(rule):
+    """6 query heads on 3 key/value heads, dk 5 and dv 7, 160 steps from a past state."""
+    b, t, hq, hkv, dk, dv = 2, 160, 6, 3, 5, 7
+    feeds = {
+        "q": _f(b, t, hq * dk),
+        "k": _f(b, t, hkv * dk) * 0.3,
+        "v": _f(b, t, hkv * dv),
+        "past": _f(b, hkv, dk, dv),
+        "decay": -RNG.random((b, t, hkv * dk)).astype(np.float32),
+        "beta": RNG.random((b, t, hkv)).astype(np.float32),
+    }
+    if "gated" not in rule:
+        del feeds["decay"]
+    if "delta" not in rule:
+        del feeds["beta"]
+    names = [n if n in feeds else "" for n in ("q", "k", "v", "past", "decay", "beta")]
+    node = helper.make_node(
+        "LinearAttention", names, ["y", "state"], q_num_heads=hq, kv_num_heads=hkv, update_rule=rule
+    )
+    _check(node, feeds, ["y", "state"], opset=27)
+
+
+@pytest.mark.parametrize("activation", ["none", "silu"])
+def test_causal_conv_with_state_long_rows(activation):
+    b, c, n, k = 3, 19, 700, 5
+    feeds = {"x": _f(b, c, n), "w": _f(c, 1, k), "bias": _f(c), "past": _f(b, c, k - 1)}
+    node = helper.make_node("CausalConvWithState", list(feeds), ["y", "state"], activation=activation)
+    _check(node, feeds, ["y", "state"], opset=27)
