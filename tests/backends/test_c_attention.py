@@ -126,3 +126,25 @@ def test_causal_conv_with_state_long_rows(activation):
     feeds = {"x": _f(b, c, n), "w": _f(c, 1, k), "bias": _f(c), "past": _f(b, c, k - 1)}
     node = helper.make_node("CausalConvWithState", list(feeds), ["y", "state"], activation=activation)
     _check(node, feeds, ["y", "state"], opset=27)
+
+
+def test_attention_rows_follow_the_reference_on_nan_and_fully_masked_rows():
+    """A fully masked query row gives zeros (not NaN); a NaN in Q makes only its own row NaN."""
+    q, k, v = _f(1, 2, 3, 4), _f(1, 2, 5, 4), _f(1, 2, 5, 3)
+    q[0, 1, 2, 0] = np.nan
+    mask = np.ones((3, 5), bool)
+    mask[1] = False
+    feeds = {"q": q, "k": k, "v": v, "mask": mask}
+    ins = [
+        helper.make_tensor_value_info(n, TensorProto.BOOL if n == "mask" else TensorProto.FLOAT, a.shape)
+        for n, a in feeds.items()
+    ]
+    g = helper.make_graph(
+        [helper.make_node("Attention", list(feeds), ["y"])], "nan", ins, [helper.make_tensor_value_info("y", 1, None)]
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 23)])
+    want = burnedge.Session(burnedge.load(m), backend="numpy").run(feeds)["y"]
+    got = burnedge.Session(burnedge.load(m), backend="c").run(feeds)["y"]
+    assert np.array_equal(np.isnan(got), np.isnan(want)) and np.isnan(got[0, 1, 2]).all()
+    assert (got[:, :, 1] == 0).all()
+    np.testing.assert_allclose(np.nan_to_num(got), np.nan_to_num(want), rtol=1e-4, atol=1e-6)

@@ -3,7 +3,7 @@
  *   s += mask (bool false, a column past the mask's length, a causal j > i + P or j >= nonpad[b]: -inf);
  *   when s exceeds the running max m, the running sum l and the accumulator acc (Dv doubles) are rescaled by
  *   exp(m_old - s); then l += exp(s - m), acc += exp(s - m) * v_j.  y = acc / l, or 0 when every key is masked
- *   (the reference's zero row instead of NaN).
+ *   (the reference's zero row instead of NaN); a NaN score makes the row NaN.
  * qk_mode 3 (probabilities) stores the masked scores first and turns them into exp(s - m) / l once the row is
  * done. Rows (batch, head, query) are independent: threads split them; the KV cache copy runs before them. */
 #include "attention.h"
@@ -47,6 +47,7 @@ void be_attention_f32(const be_attention_cfg *c, const float *q, const float *k,
         float *yr = y + b * c->y_b + h * c->y_h + i * c->y_s;
         float *qkr = qk ? qk + r * T : NULL;
         double acc[BE_ATTENTION_MAX_DV], m = -INFINITY, l = 0.0;
+        int nan = 0;
         for (long d = 0; d < c->Dv; d++) acc[d] = 0.0;
         for (long j = 0; j < T; j++) {
             const float *kj = be__kv_row(past_k, k, b, hk, j, c->P, c->Hkv, c->Dk, c->k_b, c->k_h, c->k_s);
@@ -58,7 +59,8 @@ void be_attention_f32(const be_attention_cfg *c, const float *q, const float *k,
             const double capped = s;
             s += be__bias(c, mask_f, mask_b, nonpad, b, h, i, j);
             if (qkr) qkr[j] = (float)(c->qk_mode == 0 ? raw : c->qk_mode == 1 ? capped : s);
-            if (!(s > -INFINITY)) continue; /* masked (or NaN): contributes nothing */
+            if (s != s) nan = 1;             /* a NaN score makes the whole row NaN, as in the reference */
+            if (!(s > -INFINITY)) continue; /* masked: contributes nothing */
             if (s > m) {
                 const double f = exp(m - s);
                 l *= f;
@@ -70,9 +72,9 @@ void be_attention_f32(const be_attention_cfg *c, const float *q, const float *k,
             l += e;
             for (long d = 0; d < c->Dv; d++) acc[d] += e * (double)vj[d];
         }
-        for (long d = 0; d < c->Dv; d++) yr[d] = l > 0.0 ? (float)(acc[d] / l) : 0.0f;
+        for (long d = 0; d < c->Dv; d++) yr[d] = nan ? NAN : l > 0.0 ? (float)(acc[d] / l) : 0.0f;
         if (qkr && c->qk_mode == 3)
             for (long j = 0; j < T; j++)
-                qkr[j] = l > 0.0 && qkr[j] > -INFINITY ? (float)(exp((double)qkr[j] - m) / l) : 0.0f;
+                qkr[j] = nan ? NAN : l > 0.0 && qkr[j] > -INFINITY ? (float)(exp((double)qkr[j] - m) / l) : 0.0f;
     }
 }
