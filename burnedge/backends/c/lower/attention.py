@@ -76,12 +76,18 @@ def attention(ctx: Ctx, node: Node) -> str:
     ctx.require(dv <= MAX_DV, f"a value head size of {dv} (at most {MAX_DV})")
     past_k, past_v = _input(node, 4), _input(node, 5)
     ctx.require(bool(past_k) == bool(past_v), "past_key without past_value (or the reverse)")
-    p = ctx.shape(past_k)[2] if past_k else 0
+    p = ctx.shape(past_k)[2] if past_k and len(ctx.shape(past_k)) == 4 else 0
+    for name, d in ((past_k, dk), (past_v, dv)):
+        if name:
+            got = ctx.shape(name)
+            ctx.require(got == (bsz, hkv, p, d), f"{name} has shape {list(got)}, not {[bsz, hkv, p, d]}")
+            ctx.require(ctx.dtype(name) == np.float32, f"{name} is {ctx.dtype(name)}, not float32")
     total = p + lkv
     mf, mb, (m_b, m_h, m_s, m_len) = _mask(ctx, _input(node, 3), bsz, hq, lq, total)
     nonpad = _input(node, 6)
     if nonpad:
         ctx.require(ctx.dtype(nonpad) == np.int64, f"nonpad_kv_seqlen is {ctx.dtype(nonpad)}, not int64")
+        ctx.require(ctx.size(nonpad) == bsz, f"nonpad_kv_seqlen has {ctx.size(nonpad)} values, not {bsz}")
     mode = int(attr(node, "qk_matmul_output_mode", 0) or 0)
     ctx.require(0 <= mode <= 3, f"qk_matmul_output_mode must be 0..3, not {mode}")
     scale = attr(node, "scale", None)

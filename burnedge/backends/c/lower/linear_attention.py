@@ -39,6 +39,12 @@ def linear_attention(ctx: Ctx, node: Node) -> str:
     dk, dv = qw // hq, vw // hkv
     ctx.require(kw // hkv == dk, f"key head size {kw // hkv} differs from the query's {dk}")
     ctx.require(dv <= MAX_DV, f"a value head size of {dv} (at most {MAX_DV})")
+    if past:
+        got = ctx.shape(past)
+        ctx.require(got == (b, hkv, dk, dv), f"past_state has shape {list(got)}, not {[b, hkv, dk, dv]}")
+    for name in (k, v, decay, beta):
+        if name:
+            ctx.require(ctx.shape(name)[:2] == (b, t), f"{name} does not start with [{b}, {t}]")
     state = node.outputs[1] if len(node.outputs) > 1 else ""
     ctx.require(bool(state) and state in ctx.plan.offsets, "the present_state output is dropped")
     per_head = 0
