@@ -104,3 +104,22 @@ def test_quantize_linear_refuses_types_without_c_type(to):
     proto = _model(node, {"x": x, "scale": np.array(0.5, np.float32)}, to)
     with pytest.raises(burnedge.BurnedgeError, match="QuantizeLinear.*(float8_e4m3fn|int4).*only int8"):
         burnedge.Session(burnedge.load(proto), backend="c").run({"x": x, "scale": np.array(0.5, np.float32)})
+
+
+@pytest.mark.parametrize("qt", [np.int8, np.uint8])
+@pytest.mark.parametrize(("sa", "sb"), [((5, 13), (13, 7)), ((3, 9, 33), (33, 17)), ((2, 40, 70), (2, 70, 31))])
+def test_qlinear_matmul_run_time_params(qt, sa, sb):
+    """Odd sizes, b broadcast over a's batch, and a product big enough to share out between the 2 threads."""
+    info = np.iinfo(qt)
+    feeds = {
+        "a": RNG.integers(info.min, info.max, sa, endpoint=True).astype(qt),
+        "a_scale": np.array(0.02, np.float32),
+        "a_zp": np.array(RNG.integers(info.min, info.max), qt),
+        "b": RNG.integers(info.min, info.max, sb, endpoint=True).astype(qt),
+        "b_scale": np.array(0.011, np.float32),
+        "b_zp": np.array(RNG.integers(info.min, info.max), qt),
+        "y_scale": np.array(0.9, np.float32),
+        "y_zp": np.array(RNG.integers(info.min, info.max), qt),
+    }
+    node = helper.make_node("QLinearMatMul", list(feeds), ["y"])
+    _check(node, feeds, _onnx_type(qt))
