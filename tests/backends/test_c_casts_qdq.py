@@ -123,3 +123,22 @@ def test_qlinear_matmul_run_time_params(qt, sa, sb):
     }
     node = helper.make_node("QLinearMatMul", list(feeds), ["y"])
     _check(node, feeds, _onnx_type(qt))
+
+
+@pytest.mark.parametrize("qt", QTYPES)
+@pytest.mark.parametrize("axis", [1, -1])
+def test_blocked_quantize_dequantize(qt, axis):
+    """Blocked scales and zero points with a last block shorter than block_size, against onnxruntime."""
+    shape, block = (3, 10, 9), 4
+    info = np.iinfo(qt)
+    ax = axis % len(shape)
+    pshape = list(shape)
+    pshape[ax] = -(-shape[ax] // block)
+    scale = RNG.uniform(0.01, 2.0, pshape).astype(np.float32)
+    zp = RNG.integers(info.min // 2, info.max // 2, pshape).astype(qt)
+    x = (RNG.standard_normal(shape) * float(info.max - info.min) * 0.3).astype(np.float32)
+    q = helper.make_node("QuantizeLinear", ["x", "scale", "zp"], ["y"], axis=axis, block_size=block)
+    _check(q, {"x": x, "scale": scale, "zp": zp}, _onnx_type(qt))
+    xq = RNG.integers(info.min, info.max, shape, endpoint=True).astype(qt)
+    dq = helper.make_node("DequantizeLinear", ["x", "scale", "zp"], ["y"], axis=axis, block_size=block)
+    _check(dq, {"x": xq, "scale": scale, "zp": zp}, TensorProto.FLOAT)

@@ -55,4 +55,25 @@ void be_dequantize_i16_f32(const int16_t *x, float *y, long outer, long C, long 
 void be_dequantize_u16_f32(const uint16_t *x, float *y, long outer, long C, long inner, const float *scale,
                            const int32_t *zp, int threads);
 
+/* blocked forms (reference/quantize_blocked.c): scale and zp (of the quantized type) hold one value per block of
+ * `block` elements along C: [outer, ceil(C / block), inner] */
+void be_quantize_blocked_f32_i8(const float *x, int8_t *y, long outer, long C, long inner, long block,
+                                const float *scale, const int8_t *zp, int threads);
+void be_quantize_blocked_f32_u8(const float *x, uint8_t *y, long outer, long C, long inner, long block,
+                                const float *scale, const uint8_t *zp, int threads);
+void be_quantize_blocked_f32_i16(const float *x, int16_t *y, long outer, long C, long inner, long block,
+                                const float *scale, const int16_t *zp, int threads);
+void be_quantize_blocked_f32_u16(const float *x, uint16_t *y, long outer, long C, long inner, long block,
+                                const float *scale, const uint16_t *zp, int threads);
+void be_dequantize_blocked_i8_f32(const int8_t *x, float *y, long outer, long C, long inner, long block,
+                                  const float *scale, const int8_t *zp, int threads);
+void be_dequantize_blocked_u8_f32(const uint8_t *x, float *y, long outer, long C, long inner, long block,
+                                  const float *scale, const uint8_t *zp, int threads);
+void be_dequantize_blocked_i16_f32(const int16_t *x, float *y, long outer, long C, long inner, long block,
+                                  const float *scale, const int16_t *zp, int threads);
+void be_dequantize_blocked_u16_f32(const uint16_t *x, float *y, long outer, long C, long inner, long block,
+                                  const float *scale, const uint16_t *zp, int threads);
+void be_dequantize_blocked_i32_f32(const int32_t *x, float *y, long outer, long C, long inner, long block,
+                                  const float *scale, const int32_t *zp, int threads);
+
 #endif

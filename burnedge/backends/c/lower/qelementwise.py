@@ -1,5 +1,5 @@
 """int8 elementwise lowerings: QAdd / QMul with broadcasting (merged strides), QLut, QRequant, and ONNX
-QuantizeLinear / DequantizeLinear per tensor or per axis (kernels qelementwise.c)."""
+QuantizeLinear / DequantizeLinear per tensor, per axis or blocked (kernels qelementwise.c, quantize*.c)."""
 
 from __future__ import annotations
 
@@ -99,7 +99,6 @@ def _qdq_layout(ctx: Ctx, node: Node, x_name: str) -> tuple[int, int, int, str, 
     are read from the arena: the float32 scale as it is, the zero point (of the quantized type) widened into a
     local int32 array `zp_` of C entries, which the setup string declares before the kernel call.
     """
-    ctx.require(int(attr(node, "block_size", 0) or 0) == 0, "blocked quantization is not supported")
     s_name, zp_name = node.inputs[1], opt_input(node, 2)
     ctx.require(ctx.dtype(s_name) == np.float32, f"the scale is {ctx.dtype(s_name)}: only float32 is supported")
     shape, s_shape = ctx.shape(x_name), tuple(ctx.shape(s_name))
@@ -121,6 +120,25 @@ def _qdq_layout(ctx: Ctx, node: Node, x_name: str) -> tuple[int, int, int, str, 
     return outer, c, inner, s_ptr, f"int32_t zp_[{c}]; for (long k = 0; k < {c}; k++) zp_[k] = (int32_t){zsrc}[k];"
 
 
+def _blocked(ctx: Ctx, node: Node, fn: str, x: str, y: str, qtype: np.dtype) -> str:
+    """A blocked Q/DQ call: scale and zero point have x's rank, ceil(D / block_size) along the axis."""
+    block = int(attr(node, "block_size", 0))
+    s_name, zp_name = node.inputs[1], opt_input(node, 2)
+    ctx.require(ctx.dtype(s_name) == np.float32, f"the scale is {ctx.dtype(s_name)}: only float32 is supported")
+    shape = tuple(ctx.shape(x))
+    ctx.require(len(shape) > 0, "blocked quantization of a scalar")
+    axis = int(attr(node, "axis", 1)) % len(shape)
+    want = shape[:axis] + (-(-shape[axis] // block),) + shape[axis + 1 :]
+    got = tuple(ctx.shape(s_name))
+    ctx.require(got == want, f"blocked scale of shape {list(got)}, expected {list(want)} (block_size {block})")
+    zp = ctx.tensor(zp_name) if zp_name else ctx.pack(f"q:qdq:{y}:zp0", np.zeros(want, qtype))
+    outer, c, inner = math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1 :])
+    if ctx.size(y) == 0:
+        return "/* empty */"
+    dims = f"{outer}, {c}, {inner}, {block}"
+    return f"{fn}({ctx.tensor(x)}, {ctx.tensor(y)}, {dims}, {ctx.tensor(s_name)}, {zp}, threads);"
+
+
 # the quantized types the kernels handle, with their kernel suffix; float8 and 4- or 2-bit types have no C type
 QTYPES = {"int8": "i8", "uint8": "u8", "int16": "i16", "uint16": "u16", "int32": "i32"}
 
@@ -132,6 +150,8 @@ def quantize_linear(ctx: Ctx, node: Node) -> str:
     out = ctx.dtype(y).name
     ok = ("int8", "uint8", "int16", "uint16")
     ctx.require(out in ok, f"QuantizeLinear to {out}: only {', '.join(ok)} are supported")
+    if int(attr(node, "block_size", 0) or 0) > 0:
+        return _blocked(ctx, node, f"be_quantize_blocked_f32_{QTYPES[out]}", x, y, ctx.dtype(y))
     outer, c, inner, s, setup = _qdq_layout(ctx, node, x)
     if ctx.size(y) == 0:
         return "/* empty */"
@@ -145,6 +165,8 @@ def dequantize_linear(ctx: Ctx, node: Node) -> str:
     src = ctx.dtype(x).name
     ctx.require(src in QTYPES, f"DequantizeLinear of {src}: only {', '.join(QTYPES)} are supported")
     ctx.require(ctx.dtype(y) == np.float32, f"DequantizeLinear to {ctx.dtype(y)}: only float32 is supported")
+    if int(attr(node, "block_size", 0) or 0) > 0:
+        return _blocked(ctx, node, f"be_dequantize_blocked_{QTYPES[src]}_f32", x, y, ctx.dtype(x))
     outer, c, inner, s, setup = _qdq_layout(ctx, node, x)
     if ctx.size(y) == 0:
         return "/* empty */"
