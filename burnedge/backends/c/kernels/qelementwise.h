@@ -1,5 +1,5 @@
 /* int8 elementwise kernels: burnedge.QAdd, QMul (broadcasting), QLut, QRequant, and ONNX QuantizeLinear /
- * DequantizeLinear (float32 <-> int8/uint8, per tensor or per axis).
+ * DequantizeLinear (float32 <-> int8/uint8/int16/uint16, per tensor or per axis).
  *
  * Binary ops see their operands as an nd iteration over the output shape with element strides per operand
  * (0 = broadcast); the innermost dimension runs as one row, vectorised when both operands' inner strides are
@@ -45,5 +45,35 @@ void be_dequantize_u8_f32(const uint8_t *x, float *y, long outer, long C, long i
                           const int32_t *zp, int threads);
 void be_dequantize_i32_f32(const int32_t *x, float *y, long outer, long C, long inner, const float *scale,
                            const int32_t *zp, int threads);
+/* the 16-bit forms (scalar loops on every target) */
+void be_quantize_f32_i16(const float *x, int16_t *y, long outer, long C, long inner, const float *scale,
+                         const int32_t *zp, int threads);
+void be_quantize_f32_u16(const float *x, uint16_t *y, long outer, long C, long inner, const float *scale,
+                         const int32_t *zp, int threads);
+void be_dequantize_i16_f32(const int16_t *x, float *y, long outer, long C, long inner, const float *scale,
+                           const int32_t *zp, int threads);
+void be_dequantize_u16_f32(const uint16_t *x, float *y, long outer, long C, long inner, const float *scale,
+                           const int32_t *zp, int threads);
+
+/* blocked forms (reference/quantize_blocked.c): scale and zp (of the quantized type) hold one value per block of
+ * `block` elements along C: [outer, ceil(C / block), inner] */
+void be_quantize_blocked_f32_i8(const float *x, int8_t *y, long outer, long C, long inner, long block,
+                                const float *scale, const int8_t *zp, int threads);
+void be_quantize_blocked_f32_u8(const float *x, uint8_t *y, long outer, long C, long inner, long block,
+                                const float *scale, const uint8_t *zp, int threads);
+void be_quantize_blocked_f32_i16(const float *x, int16_t *y, long outer, long C, long inner, long block,
+                                const float *scale, const int16_t *zp, int threads);
+void be_quantize_blocked_f32_u16(const float *x, uint16_t *y, long outer, long C, long inner, long block,
+                                const float *scale, const uint16_t *zp, int threads);
+void be_dequantize_blocked_i8_f32(const int8_t *x, float *y, long outer, long C, long inner, long block,
+                                  const float *scale, const int8_t *zp, int threads);
+void be_dequantize_blocked_u8_f32(const uint8_t *x, float *y, long outer, long C, long inner, long block,
+                                  const float *scale, const uint8_t *zp, int threads);
+void be_dequantize_blocked_i16_f32(const int16_t *x, float *y, long outer, long C, long inner, long block,
+                                  const float *scale, const int16_t *zp, int threads);
+void be_dequantize_blocked_u16_f32(const uint16_t *x, float *y, long outer, long C, long inner, long block,
+                                  const float *scale, const uint16_t *zp, int threads);
+void be_dequantize_blocked_i32_f32(const int32_t *x, float *y, long outer, long C, long inner, long block,
+                                  const float *scale, const int32_t *zp, int threads);
 
 #endif

@@ -64,7 +64,8 @@ def _expr(ctx: Ctx, node: Node, args: list[str], in_types: list[np.dtype], out_t
     """The C expression of one elementwise op over operand expressions `args`, giving type `out_t`."""
     op = node.op_type
     if op in ("Cast", "CastLike"):
-        ctx.require(out_t.name in FLOAT_TYPES + INT_TYPES + ("bool",), f"no C cast to {out_t}")
+        # a cast may also reach double: the value is exact, and C converts double like numpy's astype
+        ctx.require(out_t.name in FLOAT_TYPES + INT_TYPES + ("bool", "float64"), f"no C cast to {out_t}")
         if out_t == np.bool_:
             return f"({args[0]} != 0)"
         if out_t.kind in "iu" and in_types[0].kind == "f":  # NaN/inf casts are undefined in C: make them 0

@@ -1,5 +1,5 @@
 """int8 elementwise lowerings: QAdd / QMul with broadcasting (merged strides), QLut, QRequant, and ONNX
-QuantizeLinear / DequantizeLinear per tensor or per axis (kernels qelementwise.c)."""
+QuantizeLinear / DequantizeLinear per tensor, per axis or blocked (kernels qelementwise.c, quantize*.c)."""
 
 from __future__ import annotations
 
@@ -92,25 +92,55 @@ def qrequant(ctx: Ctx, node: Node) -> str:
     return f"be_qrequant_i8({ctx.tensor(x)}, {ctx.tensor(y)}, {ctx.size(y)}, {xzp}, {yzp}, {m}, {s}, {lim}, threads);"
 
 
-def _qdq_layout(ctx: Ctx, node: Node, x_name: str) -> tuple[int, int, int, np.ndarray, np.ndarray]:
-    """(outer, C, inner, float32 scales [C], int32 zero points [C]) of a per-tensor or per-axis Q/DQ node."""
-    ctx.require(int(attr(node, "block_size", 0) or 0) == 0, "blocked quantization is not supported")
-    scale = ctx.const(node.inputs[1])
-    ctx.require(scale is not None and scale.dtype == np.float32, "the scale must be a float32 constant")
-    zp_name = opt_input(node, 2)
-    zp = ctx.const(zp_name) if zp_name else np.zeros(scale.shape, np.int32)
-    ctx.require(zp is not None, "the zero point must be constant")
-    shape = ctx.shape(x_name)
-    if scale.size == 1 and scale.ndim <= 1:
+def _qdq_layout(ctx: Ctx, node: Node, x_name: str) -> tuple[int, int, int, str, str]:
+    """(outer, C, inner, scale pointer, zero-point setup) of a per-tensor or per-axis Q/DQ node.
+
+    Constant scales and zero points are packed once (float32 scales, int32 zero points, C of each); run-time ones
+    are read from the arena: the float32 scale as it is, the zero point (of the quantized type) widened into a
+    local int32 array `zp_` of C entries, which the setup string declares before the kernel call.
+    """
+    s_name, zp_name = node.inputs[1], opt_input(node, 2)
+    ctx.require(ctx.dtype(s_name) == np.float32, f"the scale is {ctx.dtype(s_name)}: only float32 is supported")
+    shape, s_shape = ctx.shape(x_name), tuple(ctx.shape(s_name))
+    if math.prod(s_shape) == 1 and len(s_shape) <= 1:
         outer, c, inner = 1, 1, ctx.size(x_name)
     else:
-        ctx.require(scale.ndim == 1 and len(shape) > 0, "only per-tensor and per-axis scales are supported")
+        ctx.require(len(s_shape) == 1 and len(shape) > 0, "only per-tensor and per-axis scales are supported")
         axis = int(attr(node, "axis", 1)) % len(shape)
-        ctx.require(scale.shape[0] == shape[axis], "the scale does not match the quantization axis")
+        ctx.require(s_shape[0] == shape[axis], f"the scale has {s_shape[0]} values, axis {axis} has {shape[axis]}")
         outer, c, inner = math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1 :])
-    scales = np.broadcast_to(scale.reshape(-1), (c,)).astype(np.float32)
-    zps = np.broadcast_to(np.asarray(zp).astype(np.int64).reshape(-1), (c,)).astype(np.int32)
-    return outer, c, inner, scales, zps
+    y = node.outputs[0]
+    scale = ctx.const(s_name)
+    s_ptr = ctx.tensor(s_name) if scale is None else ctx.pack(f"q:qdq:{y}:s", scale.reshape(-1).astype(np.float32))
+    zp = ctx.const(zp_name) if zp_name else np.zeros(c, np.int32)
+    if zp is not None:
+        zps = np.broadcast_to(np.asarray(zp).astype(np.int64).reshape(-1), (c,)).astype(np.int32)
+        return outer, c, inner, s_ptr, f"const int32_t *zp_ = {ctx.pack(f'q:qdq:{y}:zp', zps)};"
+    zsrc = ctx.tensor(zp_name)
+    return outer, c, inner, s_ptr, f"int32_t zp_[{c}]; for (long k = 0; k < {c}; k++) zp_[k] = (int32_t){zsrc}[k];"
+
+
+def _blocked(ctx: Ctx, node: Node, fn: str, x: str, y: str, qtype: np.dtype) -> str:
+    """A blocked Q/DQ call: scale and zero point have x's rank, ceil(D / block_size) along the axis."""
+    block = int(attr(node, "block_size", 0))
+    s_name, zp_name = node.inputs[1], opt_input(node, 2)
+    ctx.require(ctx.dtype(s_name) == np.float32, f"the scale is {ctx.dtype(s_name)}: only float32 is supported")
+    shape = tuple(ctx.shape(x))
+    ctx.require(len(shape) > 0, "blocked quantization of a scalar")
+    axis = int(attr(node, "axis", 1)) % len(shape)
+    want = shape[:axis] + (-(-shape[axis] // block),) + shape[axis + 1 :]
+    got = tuple(ctx.shape(s_name))
+    ctx.require(got == want, f"blocked scale of shape {list(got)}, expected {list(want)} (block_size {block})")
+    zp = ctx.tensor(zp_name) if zp_name else ctx.pack(f"q:qdq:{y}:zp0", np.zeros(want, qtype))
+    outer, c, inner = math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1 :])
+    if ctx.size(y) == 0:
+        return "/* empty */"
+    dims = f"{outer}, {c}, {inner}, {block}"
+    return f"{fn}({ctx.tensor(x)}, {ctx.tensor(y)}, {dims}, {ctx.tensor(s_name)}, {zp}, threads);"
+
+
+# the quantized types the kernels handle, with their kernel suffix; float8 and 4- or 2-bit types have no C type
+QTYPES = {"int8": "i8", "uint8": "u8", "int16": "i16", "uint16": "u16", "int32": "i32"}
 
 
 @lower("QuantizeLinear")
@@ -118,24 +148,27 @@ def quantize_linear(ctx: Ctx, node: Node) -> str:
     x, y = node.inputs[0], node.outputs[0]
     ctx.require(ctx.dtype(x) == np.float32, f"QuantizeLinear of {ctx.dtype(x)}: only float32 is supported")
     out = ctx.dtype(y).name
-    ctx.require(out in ("int8", "uint8"), f"QuantizeLinear to {out}: only int8 and uint8 are supported")
-    outer, c, inner, scales, zps = _qdq_layout(ctx, node, x)
+    ok = ("int8", "uint8", "int16", "uint16")
+    ctx.require(out in ok, f"QuantizeLinear to {out}: only {', '.join(ok)} are supported")
+    if int(attr(node, "block_size", 0) or 0) > 0:
+        return _blocked(ctx, node, f"be_quantize_blocked_f32_{QTYPES[out]}", x, y, ctx.dtype(y))
+    outer, c, inner, s, setup = _qdq_layout(ctx, node, x)
     if ctx.size(y) == 0:
         return "/* empty */"
-    s, z = ctx.pack(f"q:quant:{y}:s", scales), ctx.pack(f"q:quant:{y}:zp", zps)
-    fn = "be_quantize_f32_i8" if out == "int8" else "be_quantize_f32_u8"
-    return f"{fn}({ctx.tensor(x)}, {ctx.tensor(y)}, {outer}, {c}, {inner}, {s}, {z}, threads);"
+    fn = f"be_quantize_f32_{QTYPES[out]}"
+    return f"{{ {setup} {fn}({ctx.tensor(x)}, {ctx.tensor(y)}, {outer}, {c}, {inner}, {s}, zp_, threads); }}"
 
 
 @lower("DequantizeLinear")
 def dequantize_linear(ctx: Ctx, node: Node) -> str:
     x, y = node.inputs[0], node.outputs[0]
     src = ctx.dtype(x).name
-    ctx.require(src in ("int8", "uint8", "int32"), f"DequantizeLinear of {src}: only int8, uint8, int32")
+    ctx.require(src in QTYPES, f"DequantizeLinear of {src}: only {', '.join(QTYPES)} are supported")
     ctx.require(ctx.dtype(y) == np.float32, f"DequantizeLinear to {ctx.dtype(y)}: only float32 is supported")
-    outer, c, inner, scales, zps = _qdq_layout(ctx, node, x)
+    if int(attr(node, "block_size", 0) or 0) > 0:
+        return _blocked(ctx, node, f"be_dequantize_blocked_{QTYPES[src]}_f32", x, y, ctx.dtype(x))
+    outer, c, inner, s, setup = _qdq_layout(ctx, node, x)
     if ctx.size(y) == 0:
         return "/* empty */"
-    s, z = ctx.pack(f"q:dequant:{y}:s", scales), ctx.pack(f"q:dequant:{y}:zp", zps)
-    fn = {"int8": "be_dequantize_i8_f32", "uint8": "be_dequantize_u8_f32", "int32": "be_dequantize_i32_f32"}[src]
-    return f"{fn}({ctx.tensor(x)}, {ctx.tensor(y)}, {outer}, {c}, {inner}, {s}, {z}, threads);"
+    fn = f"be_dequantize_{QTYPES[src]}_f32"
+    return f"{{ {setup} {fn}({ctx.tensor(x)}, {ctx.tensor(y)}, {outer}, {c}, {inner}, {s}, zp_, threads); }}"

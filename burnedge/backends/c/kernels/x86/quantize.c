@@ -1,4 +1,4 @@
-/* QuantizeLinear / DequantizeLinear between float32 and int8/uint8/int32, per tensor or per channel
+/* QuantizeLinear / DequantizeLinear between float32 and int8/uint8/int16/uint16/int32, per tensor or per channel
  * (qelementwise.h). Quantize divides in float32 (IEEE like x / s: _mm256_div_ps), rounds half to even, adds the
  * zero point and clamps in float before converting; every element reads its input before its output is written.
  */
@@ -48,3 +48,7 @@ BE_QUANTIZE(be_quantize_f32_u8, uint8_t, 0, 255, BE_QUANT_VEC(_mm_packus_epi16))
 BE_DEQUANTIZE(be_dequantize_i8_f32, int8_t, BE_DQ_VEC(_mm256_cvtepi8_epi32))
 BE_DEQUANTIZE(be_dequantize_u8_f32, uint8_t, BE_DQ_VEC(_mm256_cvtepu8_epi32))
 BE_DEQUANTIZE(be_dequantize_i32_f32, int32_t, )
+BE_QUANTIZE(be_quantize_f32_i16, int16_t, -32768, 32767, )
+BE_QUANTIZE(be_quantize_f32_u16, uint16_t, 0, 65535, )
+BE_DEQUANTIZE(be_dequantize_i16_f32, int16_t, )
+BE_DEQUANTIZE(be_dequantize_u16_f32, uint16_t, )
