@@ -8,15 +8,14 @@ out of range is found at run time and fails the step, as the reference raises.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ....ir import Node
 from . import Ctx, ctype, lower
 from .elementwise import gen_loop
 from .gather import REDUCTIONS, _arr, _index_arg
-from .reduce import attr, norm_axis, split
+from .norm import softmax_axes
+from .reduce import attr, norm_axis
 
 SHIFT_TYPES = ("uint8", "uint16", "uint32", "uint64")
 SCATTER_TYPES = {"float32": "f32", "int32": "i32", "int64": "i64"}
@@ -26,16 +25,9 @@ SCATTER_TYPES = {"float32": "f32", "int32": "i32", "int64": "i64"}
 def hardmax(ctx: Ctx, node: Node) -> str:
     x, y = node.inputs[0], node.outputs[0]
     ctx.require(ctx.dtype(x) == np.float32, f"no C Hardmax on {ctx.dtype(x)} (float32 only)")
-    shape = ctx.shape(x)
     if ctx.size(x) == 0:
         return "/* empty */"
-    if not shape:
-        outer, n, inner = 1, 1, 1
-    elif node.op.since < 13:
-        a = norm_axis(ctx, attr(node, "axis", 1), len(shape))
-        outer, n, inner = math.prod(shape[:a]), math.prod(shape[a:]), 1
-    else:
-        outer, n, inner = split(shape, norm_axis(ctx, attr(node, "axis", -1), len(shape)))
+    outer, n, inner = softmax_axes(ctx, node, ctx.shape(x))
     return f"be_hardmax_f32({ctx.tensor(x)}, {ctx.tensor(y)}, {outer}, {n}, {inner}, threads);"
 
 

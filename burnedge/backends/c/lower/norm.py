@@ -17,20 +17,31 @@ from . import Ctx, lower
 from .reduce import attr, flit, kernel, norm_axis, split
 
 
+def softmax_axes(ctx: Ctx, node: Node, shape: tuple[int, ...]) -> tuple[int, int, int]:
+    """(outer, n, inner) of a Softmax-like op (Softmax, LogSoftmax, Hardmax): before opset 13 everything from `axis`
+    on (default 1) is one row; from 13 the one axis (default -1)."""
+    if not shape:
+        return 1, 1, 1
+    if node.op.since < 13:
+        a = norm_axis(ctx, attr(node, "axis", 1), len(shape))
+        return math.prod(shape[:a]), math.prod(shape[a:]), 1
+    return split(shape, norm_axis(ctx, attr(node, "axis", -1), len(shape)))
+
+
+def norm_rows(ctx: Ctx, node: Node) -> tuple[tuple[int, ...], int, int, int]:
+    """(shape, axis, rows, row length) of a normalization over the axes from `axis` (default -1) on."""
+    shape = ctx.shape(node.inputs[0])
+    a = norm_axis(ctx, attr(node, "axis", -1), len(shape))
+    return shape, a, math.prod(shape[:a]), math.prod(shape[a:])
+
+
 @lower("Softmax", "LogSoftmax")
 def softmax(ctx: Ctx, node: Node) -> str:
     x, y = node.inputs[0], node.outputs[0]
     ctx.require(ctx.dtype(x) == np.float32, f"no C {node.op_type} on {ctx.dtype(x)}")
-    shape = ctx.shape(x)
     if ctx.size(x) == 0:
         return "/* empty */"
-    if not shape:
-        outer, n, inner = 1, 1, 1
-    elif node.op.since < 13:
-        a = norm_axis(ctx, attr(node, "axis", 1), len(shape))
-        outer, n, inner = math.prod(shape[:a]), math.prod(shape[a:]), 1
-    else:
-        outer, n, inner = split(shape, norm_axis(ctx, attr(node, "axis", -1), len(shape)))
+    outer, n, inner = softmax_axes(ctx, node, ctx.shape(x))
     log_ = int(node.op_type == "LogSoftmax")
     return f"{kernel('be_softmax_f32')}({ctx.tensor(x)}, {ctx.tensor(y)}, {outer}, {n}, {inner}, {log_}, threads);"
 
@@ -59,9 +70,7 @@ def layer_normalization(ctx: Ctx, node: Node) -> str:
     x, y = node.inputs[0], node.outputs[0]
     ctx.require(ctx.dtype(x) == np.float32, f"no C LayerNormalization on {ctx.dtype(x)}")
     ctx.require(attr(node, "stash_type", 1) == 1, "only stash_type float32")
-    shape = ctx.shape(x)
-    a = norm_axis(ctx, attr(node, "axis", -1), len(shape))
-    rows, d = math.prod(shape[:a]), math.prod(shape[a:])
+    shape, a, rows, d = norm_rows(ctx, node)
     if rows * d == 0:
         return "/* empty */"
     scale = _vector(ctx, node.inputs[1], shape[a:], "scale")
