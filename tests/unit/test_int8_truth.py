@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import warnings
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +19,8 @@ from burnedge.errors import BurnedgeError, QuantizationTargetError
 from burnedge.exporter import export_int8
 from burnedge.quantize import observe, quantize_model
 from burnedge.quantize.stream import pair_states
+from tests.realmodels.catalog import MODELS
+from tests.realmodels.fetch import FetchError, offline
 from tests.unit.helpers import save
 
 
@@ -290,38 +291,14 @@ def test_cli_state_takes_a_stream_of_frames_without_the_state(tmp_path: Path, ca
 
 
 # -- the real Silero VAD (faster-whisper's copy), streamed in chunks of 4 frames ------------------------------------
-VAD_WHEEL = "faster_whisper-1.2.1-py3-none-any.whl"
-VAD_MEMBER = "faster_whisper/assets/silero_vad_v6.onnx"
-
-
 @pytest.fixture(scope="module")
 def silero_vad() -> Path:
-    """The model from the faster-whisper wheel (pip download, cached under .cache/); skips without network."""
-    import subprocess
-    import sys
-
-    cache = Path(__file__).resolve().parents[2] / ".cache" / "realmodels"
-    model = cache / "silero_vad_v6.onnx"
-    if not model.is_file():
-        cache.mkdir(parents=True, exist_ok=True)
-        wheels = [Path("/tmp/rm") / VAD_WHEEL, cache / VAD_WHEEL]
-        if not any(w.is_file() for w in wheels):
-            cmd = [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--no-deps",
-                "-q",
-                "-d",
-                str(cache),
-                "faster-whisper==1.2.1",
-            ]
-            if subprocess.run(cmd, capture_output=True).returncode:
-                pytest.skip("faster-whisper==1.2.1 cannot be downloaded (no network?)")
-        wheel = next(w for w in wheels if w.is_file())
-        model.write_bytes(zipfile.ZipFile(wheel).read(VAD_MEMBER))
-    return model
+    """The model of the real-model suite (tests/realmodels: pip download of faster-whisper==1.2.1, cached); a fetch
+    that fails fails the test, unless BURNEDGE_OFFLINE=1 skips it."""
+    try:
+        return MODELS["silero_vad_v6_sequence"].path()
+    except FetchError as exc:
+        (pytest.skip if offline() else pytest.fail)(f"silero_vad_v6: {exc}")
 
 
 def speechlike(seconds: float, seed: int) -> np.ndarray:
