@@ -268,7 +268,7 @@ def export_int8(
     if isinstance(calibration, (str, os.PathLike)):
         calibration = load_stream_calibration(calibration, loaded.graph, pairs)
     if isinstance(validation, (str, os.PathLike)):
-        validation = load_stream_calibration(validation, loaded.graph, pairs)
+        validation = load_stream_calibration(validation, loaded.graph, pairs, "validation")
     graph, rep = quantize_model(
         loaded,
         calibration,

@@ -99,19 +99,22 @@ def _read(path: Path, graph: Graph) -> list[dict[str, np.ndarray]]:
     return _samples(arrays, graph, str(path))
 
 
-def load_calibration(path: str | os.PathLike[str], graph: Graph) -> list[dict[str, np.ndarray]]:
-    """The feed dicts in `path` (a folder of .npy/.npz files or one .npz/.npy file), in a fixed order."""
+def load_calibration(
+    path: str | os.PathLike[str], graph: Graph, what: str = "calibration"
+) -> list[dict[str, np.ndarray]]:
+    """The feed dicts in `path` (a folder of .npy/.npz files or one .npz/.npy file), in a fixed order; `what` names
+    the data in the errors ("validation" for --validation)."""
     p = Path(path)
     if p.is_dir():
         files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in (".npy", ".npz"))
         if not files:
-            raise InputError(f"calibration folder {p} holds no .npy or .npz file")
+            raise InputError(f"{what} folder {p} holds no .npy or .npz file")
     elif p.is_file():
         if p.suffix.lower() not in (".npy", ".npz"):
-            raise InputError(f"calibration data {p}: expected a folder, a .npz or a .npy file")
+            raise InputError(f"{what} data {p}: expected a folder, a .npz or a .npy file")
         files = [p]
     else:
-        raise InputError(f"calibration data {p} does not exist")
+        raise InputError(f"{what} data {p} does not exist")
     out: list[dict[str, np.ndarray]] = []
     for f in files:
         out.extend(_read(f, graph))

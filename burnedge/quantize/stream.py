@@ -128,18 +128,18 @@ def fed_back(
 
 
 def load_stream_calibration(
-    path: str | os.PathLike[str], graph: Graph, states: Mapping[str, str]
+    path: str | os.PathLike[str], graph: Graph, states: Mapping[str, str], what: str = "calibration"
 ) -> list[dict[str, np.ndarray]]:
     """Calibration files (`data.load_calibration`) for a model whose `states` are fed back: the files may leave
     the state inputs out (a .npy of frames then feeds the one other input); files that carry them are read as
     they are."""
     if not states:
-        return load_calibration(path, graph)
+        return load_calibration(path, graph, what)
     inputs = [n for n in graph.inputs if n not in states]
     try:
-        return load_calibration(path, Graph(graph.name, inputs, graph.outputs, graph.nodes, graph.values))
+        return load_calibration(path, Graph(graph.name, inputs, graph.outputs, graph.nodes, graph.values), what)
     except InputError as first:
         try:
-            return load_calibration(path, graph)
+            return load_calibration(path, graph, what)
         except InputError:
             raise first from None

@@ -147,6 +147,9 @@ def test_validation_data_is_what_the_target_is_measured_on(tmp_path: Path, capsy
     assert main([*argv, "--keep-float", "none"]) == 0
     assert main([*argv, "--keep-float", "none", "--validation", str(tmp_path / "val.npy")]) == 2
     assert "misses its target" in capsys.readouterr().err
+    assert main([*argv, "--validation", str(tmp_path / "missing")]) == 2  # bad input: one line naming it
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"validation data {tmp_path / 'missing'} does not exist" in err
 
 
 # -- 2. method auto ----------------------------------------------------------------------------------------------------
