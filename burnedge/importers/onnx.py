@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,6 +24,7 @@ from onnx import AttributeProto, GraphProto, ModelProto, numpy_helper
 
 from .. import dtypes
 from ..errors import ModelError, NotStaticError, UnsupportedOpError
+from ..files import require_regular
 from ..ir import Graph, Node, Value
 from ..ops import REQUIRED, OpDef, Spec, for_onnx
 from ..ops.interpreter import evaluate
@@ -38,7 +38,7 @@ Missing = dict[tuple[str, str, int], list[str]]
 # -- 1. read ------------------------------------------------------------------------------------------------------
 def read(path: str | os.PathLike[str]) -> ModelProto:
     """Parses an .onnx file and its external data; any failure is a ModelError naming the file."""
-    path = Path(path)
+    path = require_regular(path, ModelError, "model")
     if not path.is_file():
         raise ModelError(f"{path}: no such file")
     try:
