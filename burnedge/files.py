@@ -1,15 +1,16 @@
 """Files written so that a reader sees the old one or the new one, never half of one, and never anything else.
 
 - `write_atomic`: one file, through a temporary file beside it that is renamed over it;
-- `temp_beside` / `sweep`: the temporary files and folders, named after the destination and the process that made
-  them (``.NAME.PID-RANDOM.tmp``), so that the next run removes what an interrupted one (kill -9, a power cut) left
-  behind, and never what a live process is still writing;
+- `temp_beside` / `temp_folder` / `sweep`: temporary files and folders, named after the destination and the process
+  that made them (``.NAME.PID-RANDOM.tmp``), so that the next run removes what an interrupted one (kill -9, a power
+  cut) left behind, and never what a live process is still writing;
 - `exchange`: two paths swapped in one step (Linux renameat2 RENAME_EXCHANGE), for replacing a folder atomically;
 - `require_regular`: refuses a FIFO, device or socket before anything opens it (opening a FIFO blocks forever).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import os
@@ -17,13 +18,13 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 from .errors import BurnedgeError
 
-__all__ = ["exchange", "require_regular", "sweep", "temp_beside", "write_atomic"]
+__all__ = ["exchange", "require_regular", "sweep", "temp_beside", "temp_folder", "write_atomic"]
 
 _LEGACY_AGE_S = 3600  # temporaries without a process id (older burnedge): removed once this old
 
@@ -73,6 +74,19 @@ def temp_beside(path: Path, folder: bool = False, suffix: str = ".tmp") -> Path:
     fd, name = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=suffix)
     os.close(fd)
     return Path(name)
+
+
+@contextlib.contextmanager
+def temp_folder(path: Path) -> Iterator[Path]:
+    """A work folder beside `path` (what it will produce) for the `with` block, removed after; what interrupted
+    runs for the same `path` left is swept first (a build killed half way leaves its folder behind)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sweep(path)
+    tmp = temp_beside(path, folder=True)
+    try:
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def sweep(path: Path, restore: Callable[[Path], None] | None = None) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -158,3 +159,54 @@ def test_the_library_is_taken_from_the_job_folder_not_searched_for(runner, libra
 def test_paths_outside_the_job_folder_are_refused(runner, libraries, tmp_path, name):
     r = run(runner, job(tmp_path, libraries, GOOD_JOB.replace("library model.so", f"library {name}")))
     assert r.returncode == 2 and "inside its own folder" in r.stderr, r.stderr
+
+
+KILLED_BUILD = """
+import os, sys
+from burnedge.backends.c import build
+real = build._run
+def run(cmd, what, package):
+    if what == "the model" and sys.argv[2] == "kill":
+        os._exit(9)  # kill -9 while the compiler runs: the work folder stays behind
+    return real(cmd, what, package)
+build._run = run
+print(build.build_model(open(sys.argv[1]).read()))
+"""
+
+
+def test_a_killed_build_leaves_nothing_the_next_build_does_not_remove(tmp_path):
+    import uuid
+
+    import onnx
+    from onnx import TensorProto, helper
+
+    import burnedge
+    from burnedge.backends.c.build import cache_dir
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "r", [x], [y])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(tmp_path / "r.onnx"))
+    b = burnedge.bundle.read(burnedge.export(tmp_path / "r.onnx", tmp_path / "r.bedge", test_vectors=0))
+    marker = uuid.uuid4().hex
+    (tmp_path / "model.c").write_text(f"/* {marker} */\n" + b.source)
+
+    def leftovers() -> list[Path]:
+        return [p for p in cache_dir().iterdir() if p.is_dir() and marker in _texts(p)]
+
+    root = Path(__file__).resolve().parents[2]
+    killed = subprocess.run([sys.executable, "-c", KILLED_BUILD, str(tmp_path / "model.c"), "kill"], cwd=root)
+    assert killed.returncode == 9 and leftovers(), "the killed build left no work folder (nothing to test)"
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_BUILD, str(tmp_path / "model.c"), "build"], cwd=root, capture_output=True
+    )
+    assert done.returncode == 0, done.stderr
+    Path(done.stdout.decode().strip()).unlink()
+    assert leftovers() == []
+
+
+def _texts(folder: Path) -> str:
+    try:
+        return "".join(p.read_text(errors="ignore") for p in folder.glob("*.c"))
+    except OSError:
+        return ""
