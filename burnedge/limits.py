@@ -119,6 +119,6 @@ def check(name: str, value: int, where: str) -> None:
     if value > limit:
         lim = LIMITS[name]
         raise LimitError(
-            f"{where}: {value} {lim.what} exceeds the limit {name} = {limit}; if the input is trusted, raise it "
+            f"{where}: {value} {lim.what}, over the limit {name} = {limit}; if the input is trusted, raise it "
             f"with the environment variable {lim.env}=N or burnedge.limits.raised({name}=N)"
         )

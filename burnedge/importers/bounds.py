@@ -58,7 +58,7 @@ def check_functions(model: ModelProto) -> None:
             sizes[key] = count(funcs[key].node, (*stack, key))
         return sizes[key]
 
-    limits.check("max_nodes", count(model.graph.node, ()), "the model, its local functions inlined,")
+    limits.check("max_nodes", count(model.graph.node, ()), "the model (its local functions inlined)")
 
 
 class Budget:
@@ -70,9 +70,10 @@ class Budget:
 
     def unroll(self, node: Node, trips: int, body: Graph) -> None:
         self.trips += trips
-        limits.check("max_unrolled_trips", self.trips, f"node {node.name!r} (Loop) unrolls, with the loops before,")
+        where = f"node {node.name!r} (Loop), with the loops unrolled before it"
+        limits.check("max_unrolled_trips", self.trips, where)
         self.nodes += trips * max(1, len(body.nodes))
-        limits.check("max_nodes", self.nodes, f"node {node.name!r} (Loop) unrolls, with the loops before, into")
+        limits.check("max_nodes", self.nodes, where)
 
 
 def foldable_loop(node: Node, ins: list[Any]) -> bool:
@@ -118,7 +119,7 @@ def predicted_bytes(node: Node, args: Sequence[Any]) -> tuple[tuple[int, ...], i
 
 
 def _check(node: Node, shape: Sequence[int], nbytes: int) -> None:
-    where = f"node {node.name!r} ({node.op_type}) would compute a tensor of shape {list(shape)}:"
+    where = f"node {node.name!r} ({node.op_type}) would compute a tensor of shape {list(shape)}"
     limits.check("max_folded_bytes", nbytes, where)
 
 

@@ -210,3 +210,11 @@ def _texts(folder: Path) -> str:
         return "".join(p.read_text(errors="ignore") for p in folder.glob("*.c"))
     except OSError:
         return ""
+
+
+def test_generated_source_over_the_compile_size_limit_is_refused_before_the_compiler_runs():
+    from burnedge import limits
+    from burnedge.backends.c.build import build_model
+
+    with limits.raised(max_source_bytes=1000), pytest.raises(limits.LimitError, match="max_source_bytes = 1000"):
+        build_model("/* padding */\n" * 100)

@@ -288,3 +288,16 @@ def test_fifo_inputs_and_calibration_data_are_refused(real_bundle, model, fifo, 
     argv = ["export", str(model), "-o", str(tmp_path / "q.bedge"), "--quantize", "int8", "--calibration", str(calib)]
     assert not_hanging(lambda: main(argv), calib / "b.npy") == 2
     assert "FIFO" in capsys.readouterr().err
+
+
+def test_member_and_bundle_sizes_have_limits(tmp_path):
+    from burnedge import limits
+
+    b = bundle.write(tmp_path / "b.bedge", dict(MANIFEST), {"blob.bin": bytes(5000)})
+    for unpacked in (False, True):
+        path = b if not unpacked else bundle.write(tmp_path / "u", dict(MANIFEST), {"blob.bin": bytes(5000)}, True)
+        with limits.raised(max_member_bytes=4096), pytest.raises(limits.LimitError, match="max_member_bytes"):
+            bundle.read(path)
+        with limits.raised(max_bundle_bytes=4096), pytest.raises(limits.LimitError, match="max_bundle_bytes"):
+            bundle.read(path)
+        assert bundle.read(path).member("blob.bin") == bytes(5000)

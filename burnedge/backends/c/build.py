@@ -35,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ... import host
+from ... import host, limits
 from ...errors import BurnedgeError
 from ...files import temp_folder
 
@@ -214,6 +214,7 @@ def build_model(source: str, tc: Toolchain | None = None, kernel_dir: Path | Non
     """A shared library of a generated model source, linked with the kernel library (of `kernel_dir`, default
     KERNEL_DIR) built by `tc` (default: the host's); cached by content. The model includes the public headers
     only: the top of `kernel_dir`."""
+    limits.check("max_source_bytes", len(source.encode()), "the generated C source of the model")
     tc = tc or host_toolchain()
     folder = Path(kernel_dir or KERNEL_DIR)
     lib = kernel_library(tc, folder)
