@@ -191,6 +191,8 @@ def test_leftovers_of_interrupted_runs_are_swept(tmp_path):
     os.utime(left[2], (old, old))  # an old-style name (no process id), hours old
     live = tmp_path / f".b.bedge.{os.getpid()}-live.tmp"  # a writer still at work: kept
     live.write_text("in progress")
+    fake_bundle(tmp_path / "b", "another destination")  # its sweep leaves what belongs to b.bedge alone
+    assert all(p.exists() for p in left)
     fake_bundle(dest, "one", unpacked=True)
     assert not any(p.exists() for p in left) and live.exists()
     fake_bundle(tmp_path / "c.bedge", "archive", unpacked=False)
