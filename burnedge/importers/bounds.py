@@ -4,7 +4,6 @@
   1.9 KB function bomb inlines into 2**24 nodes), and no function that calls itself;
 - `Budget`: the Loop iterations unrolled into one graph and the nodes they add (nested loops multiply);
 - `foldable_loop`: a Loop is run at import only when its trip count is a constant within max_fold_trips;
-- `check_external_data`: every external data file a regular file (a FIFO would block the reader for ever);
 - `check_result` / `predicted_bytes`: the bytes of one tensor computed at import, predicted before the ops that
   amplify (Expand, Tile, ConstantOfShape, Range, a broadcast) and checked after the rest.
 """
@@ -12,22 +11,19 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, external_data_helper
+from onnx import AttributeProto, ModelProto, NodeProto
 
 from .. import limits
 from ..errors import ModelError
-from ..files import require_regular
 from ..ir import Graph, Node
 
 __all__ = [
     "Budget",
     "check_args",
-    "check_external_data",
     "check_functions",
     "check_result",
     "foldable_loop",
@@ -37,30 +33,6 @@ __all__ = [
 
 def _domain(d: str) -> str:
     return "" if d in ("", "ai.onnx") else d
-
-
-def _tensors(g: GraphProto) -> Iterator[TensorProto]:
-    """The tensors a graph holds: initializers (sparse ones too) and tensor attributes, subgraphs included."""
-    yield from g.initializer
-    for sp in g.sparse_initializer:
-        yield from (sp.values, sp.indices)
-    for n in g.node:
-        for a in n.attribute:
-            if a.HasField("t"):
-                yield a.t
-            yield from a.tensors
-            if a.HasField("g"):
-                yield from _tensors(a.g)
-            for sub in a.graphs:
-                yield from _tensors(sub)
-
-
-def check_external_data(model: ModelProto, base: Path) -> None:
-    """Refuses an external data file that is a FIFO, device or socket, before onnx opens it."""
-    for t in _tensors(model.graph):
-        if t.data_location == TensorProto.EXTERNAL:
-            info = external_data_helper.ExternalDataInfo(t)
-            require_regular(base / info.location, ModelError, f"external data file of tensor {t.name!r}")
 
 
 def check_functions(model: ModelProto) -> None:

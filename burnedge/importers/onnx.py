@@ -49,7 +49,6 @@ def read(path: str | os.PathLike[str]) -> ModelProto:
         raise ModelError(f"{path}: not a readable ONNX model ({type(exc).__name__}: {exc})") from None
     if model.ir_version <= 0 or not model.HasField("graph") or not model.graph.output:
         raise ModelError(f"{path}: not an ONNX model (no IR version or no graph outputs; truncated or wrong file?)")
-    bounds.check_external_data(model, path.parent)
     try:
         onnx.external_data_helper.load_external_data_for_model(model, str(path.parent))
     except Exception as exc:  # onnx raises its own ValidationError for a missing or unsafe data file

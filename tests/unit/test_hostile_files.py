@@ -303,19 +303,3 @@ def test_member_and_bundle_sizes_have_limits(tmp_path):
         with limits.raised(max_bundle_bytes=4096), pytest.raises(limits.LimitError, match="max_bundle_bytes"):
             bundle.read(path)
         assert bundle.read(path).member("blob.bin") == bytes(5000)
-
-
-def test_a_fifo_as_external_data_is_refused(tmp_path, capsys):
-    from onnx import external_data_helper, numpy_helper
-
-    w = numpy_helper.from_array(np.ones((2, 3), np.float32), "w")
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
-    g = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "ext", [x], [y], [w])
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    external_data_helper.convert_model_to_external_data(model, location="w.bin", size_threshold=0)
-    onnx.save(model, str(tmp_path / "ext.onnx"))
-    (tmp_path / "w.bin").unlink()
-    os.mkfifo(tmp_path / "w.bin")
-    with pytest.raises(burnedge.ModelError, match="FIFO"):
-        not_hanging(lambda: burnedge.load(tmp_path / "ext.onnx"), tmp_path / "w.bin")
