@@ -350,7 +350,7 @@ class Bundle:
         ins, outs = [t.name for t in self.inputs], [t.name for t in self.outputs]
         result = []
         for name in self._get("vectors"):
-            z = decode_npz(self.member(name))
+            z = decode_npz(self.member(name), f"{self.path}: test vector {name!r}")
             try:
                 result.append(
                     ({n: z[f"in_{k}"] for k, n in enumerate(ins)}, {n: z[f"out_{k}"] for k, n in enumerate(outs)})

@@ -303,3 +303,48 @@ def test_member_and_bundle_sizes_have_limits(tmp_path):
         with limits.raised(max_bundle_bytes=4096), pytest.raises(limits.LimitError, match="max_bundle_bytes"):
             bundle.read(path)
         assert bundle.read(path).member("blob.bin") == bytes(5000)
+
+
+def _with_member(src: Path, dst: Path, name: str, data: bytes) -> Path:
+    """`src` with member `name` replaced by `data`, its size and SHA-256 recomputed (what an attacker can do)."""
+    import hashlib
+
+    def edit(m):
+        m["files"][name] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for info in zin.infolist():
+            body = data if info.filename == name else zin.read(info)
+            if info.filename == "manifest.json":
+                m = json.loads(body)
+                edit(m)
+                body = json.dumps(m).encode()
+            zout.writestr(info.filename, body)
+    return dst
+
+
+def test_a_deflated_test_vector_is_refused_before_it_is_inflated(real_bundle, tmp_path):
+    import io
+
+    buf = io.BytesIO()
+    np.savez_compressed(buf, in_0=np.zeros((64, 1024, 1024), np.float32), out_0=np.zeros((2, 3), np.float32))
+    assert len(buf.getvalue()) < 1 << 20  # 256 MiB of zeros
+    b = bundle.read(_with_member(real_bundle, tmp_path / "bomb.bedge", "vectors/0.npz", buf.getvalue()))
+    with pytest.raises(burnedge.BundleError, match="compressed"):
+        b.vectors()
+
+
+def test_a_test_vector_header_claiming_terabytes_is_refused(real_bundle, tmp_path):
+    import io
+
+    npy = io.BytesIO()
+    header = {"descr": "<f4", "fortran_order": False, "shape": (2**40,)}
+    np.lib.format.write_array_header_1_0(npy, header)
+    npy.write(bytes(16))  # 4 TiB claimed, 16 bytes held: np.load allocated what the header said
+    npz = io.BytesIO()
+    with zipfile.ZipFile(npz, "w") as zf:
+        zf.writestr("in_0.npy", npy.getvalue())
+        zf.writestr("out_0.npy", npy.getvalue())
+    b = bundle.read(_with_member(real_bundle, tmp_path / "claims.bedge", "vectors/0.npz", npz.getvalue()))
+    with pytest.raises(burnedge.BundleError, match="claims shape"):
+        b.vectors()
