@@ -22,7 +22,7 @@ import onnx
 import onnx.inliner
 from onnx import AttributeProto, GraphProto, ModelProto, numpy_helper
 
-from .. import dtypes
+from .. import dtypes, limits
 from ..errors import ModelError, NotStaticError, UnsupportedOpError
 from ..files import require_regular
 from ..ir import Graph, Node, Value
@@ -390,7 +390,8 @@ def from_proto(
         raise UnsupportedOpError(missing)
     _static_inputs(graph, model.graph, input_shapes or {}, bind or {})
     graph.toposort()
-    infer_and_fold(graph)
+    with limits.counting_trips():  # subgraphs run to fold or infer shapes: bounded, never a 10**9-trip hang
+        infer_and_fold(graph)
     graph.prune()
     graph.verify()
     return graph

@@ -270,3 +270,28 @@ def test_a_20000_node_chain_compiles_in_reasonable_time():
         want = [np.maximum(want, 0), -want, np.abs(want), 1 / (1 + np.exp(-want))][i % 4]
     np.testing.assert_allclose(sess.run({"t0": x})["t20000"], want, rtol=1e-5)
     assert elapsed < 15
+
+
+def test_a_long_loop_inside_a_branch_is_not_run_to_infer_shapes():
+    """An If on a graph input: both branches run once to learn their shapes; one holds a 10**9-trip Loop."""
+    inner = loop_model(10**9, data_input=True)
+    then_branch = helper.make_graph(
+        list(inner.graph.node), "then", [], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])]
+    )
+    else_branch = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y2"])],
+        "else",
+        [],
+        [helper.make_tensor_value_info("y2", TensorProto.FLOAT, [2])],
+    )
+    g = helper.make_graph(
+        [helper.make_node("If", ["c"], ["out"], then_branch=then_branch, else_branch=else_branch, name="if")],
+        "branchy",
+        [
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+        ],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [2])],
+    )
+    with pytest.raises(LimitError, match="max_fold_trips"):
+        bounded(lambda: burnedge.load(helper.make_model(g, opset_imports=OPSET)))
