@@ -130,6 +130,19 @@ def test_an_output_symlink_is_not_written_through(runner, libraries, tmp_path):
     assert victim.read_text() == "precious"
 
 
+def test_a_linked_vector_folder_is_refused(runner, libraries, tmp_path):
+    """vectors/0 a link to a folder outside the job: out_0.bin was written there."""
+    folder = tmp_path / "job"
+    folder.mkdir()
+    j = job(folder, libraries)
+    outside = tmp_path / "outside"
+    (folder / "vectors" / "0").rename(outside)
+    (folder / "vectors" / "0").symlink_to(outside)
+    r = run(runner, j)
+    assert r.returncode == 2 and "symbolic link inside the job folder" in r.stderr, r.stderr
+    assert not (outside / "out_0.bin").exists()
+
+
 def test_an_input_symlink_is_refused(runner, libraries, tmp_path):
     j = job(tmp_path, libraries)
     real = tmp_path / "elsewhere.bin"
