@@ -15,10 +15,13 @@ import zipfile
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..files import write_atomic
-from .format import MANIFEST, MEMBER_NAME, BundleError
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-__all__ = ["check_destination", "dumps", "write"]
+from ..files import write_atomic
+from . import keys, signing
+from .format import MANIFEST, MEMBER_NAME, BundleError, read
+
+__all__ = ["check_destination", "dumps", "sign", "write"]
 
 _EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest zip timestamp: every member gets it, so bundles are reproducible
 
@@ -68,22 +71,29 @@ def check_destination(dest: Path) -> None:
 
 
 def write(
-    path: str | os.PathLike[str], manifest: dict[str, Any], members: dict[str, bytes], unpacked: bool = False
+    path: str | os.PathLike[str],
+    manifest: dict[str, Any],
+    members: dict[str, bytes],
+    unpacked: bool = False,
+    key: Ed25519PrivateKey | None = None,
 ) -> Path:
     """Writes a bundle atomically (an archive, or a folder when `unpacked`) and returns its path.
 
-    `manifest` gets `files` (the size and SHA-256 of every member) added. An existing bundle at `path` is replaced;
-    any other existing file or folder is an error.
+    `manifest` gets `files` (the size and SHA-256 of every member) added; `key` (default: this machine's,
+    burnedge.bundle.keys.local_key) signs it (an old signature.json among `members` is dropped: it signed another
+    manifest). An existing bundle at `path` is replaced; any other existing file or folder is an error.
     """
     dest = Path(path)
+    members = {n: d for n, d in members.items() if n != signing.SIGNATURE}
     bad = [n for n in members if not MEMBER_NAME.match(n) or n == MANIFEST]
     if bad:
         raise BundleError(f"invalid member name(s) {bad}")
     check_destination(dest)
     files = {n: {"sha256": hashlib.sha256(members[n]).hexdigest(), "bytes": len(members[n])} for n in sorted(members)}
     head = dumps({**manifest, "files": files})
+    members = {signing.SIGNATURE: signing.signature(head, key or keys.local_key()), **{n: members[n] for n in files}}
     if not unpacked and not dest.is_dir():  # the common case: one archive, written beside dest and renamed
-        return write_atomic(dest, lambda f: _zip(f, head, files, members))
+        return write_atomic(dest, lambda f: _zip(f, head, members))
     dest.parent.mkdir(parents=True, exist_ok=True)
     if unpacked:
         tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp"))
@@ -93,11 +103,11 @@ def write(
         tmp = Path(name)
     try:
         if unpacked:
-            for n in [MANIFEST, *files]:
+            for n in [MANIFEST, *members]:
                 _put(tmp, n, head if n == MANIFEST else members[n])
         else:
             with open(tmp, "wb") as f:
-                _zip(f, head, files, members)
+                _zip(f, head, members)
         for p in [tmp, *tmp.rglob("*")] if unpacked else [tmp]:
             p.chmod(0o755 if p.is_dir() else 0o644)  # mkstemp and mkdtemp make them owner-only
         _swap(tmp, dest)
@@ -110,9 +120,9 @@ def write(
     return dest
 
 
-def _zip(f: BinaryIO, head: bytes, files: dict[str, Any], members: dict[str, bytes]) -> None:
+def _zip(f: BinaryIO, head: bytes, members: dict[str, bytes]) -> None:
     with zipfile.ZipFile(f, "w") as zf:
-        for n in [MANIFEST, *files]:
+        for n in [MANIFEST, *members]:
             _put(zf, n, head if n == MANIFEST else members[n])
 
 
@@ -132,3 +142,19 @@ def _swap(tmp: Path, dest: Path) -> None:
         raise
     finally:
         shutil.rmtree(old, ignore_errors=True)
+
+
+def sign(path: str | os.PathLike[str], key: Ed25519PrivateKey) -> signing.Trust:
+    """Signs the bundle at `path` with `key`, in place and atomically: its signature.json is replaced, no other
+    member changes (the manifest's bytes are what is signed). The members are checked first; anyone's bundle can
+    be signed (that is the point: the signer vouches for it). Returns the new signature's verdict here."""
+    b = read(path, require_trust=False)
+    if b.path.is_dir():
+        head = (b.path / MANIFEST).read_bytes()
+        write_atomic(b.path / signing.SIGNATURE, signing.signature(head, key))
+    else:
+        with zipfile.ZipFile(b.path) as zf:
+            head = zf.read(MANIFEST)
+        members = {signing.SIGNATURE: signing.signature(head, key), **b.members}
+        write_atomic(b.path, lambda f: _zip(f, head, members))
+    return read(b.path, require_trust=False).trust

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ... import host
-from ...bundle import Bundle, BundleError
+from ...bundle import Bundle, BundleError, signing
 from ...files import write_atomic
 from .build import BuildError, build_model, cache_dir, kernel_sources
 from .cross import pick_library
@@ -32,7 +32,8 @@ def _sha256(data: bytes) -> str:
 
 
 def library(b: Bundle) -> Path:
-    """A loadable library for this host (see the module docstring)."""
+    """A loadable library for this host (see the module docstring), of a bundle a trusted key signed."""
+    signing.require(b, "load or build its library")
     here = host.fingerprint()
     lib = pick_library(b.manifest["libraries"].values(), here)
     if lib is not None:
