@@ -91,9 +91,10 @@ def write(
     check_destination(dest)
     files = {n: {"sha256": hashlib.sha256(members[n]).hexdigest(), "bytes": len(members[n])} for n in sorted(members)}
     head = dumps({**manifest, "files": files})
-    members = {signing.SIGNATURE: signing.signature(head, key or keys.local_key()), **{n: members[n] for n in files}}
+    members = {**members, signing.SIGNATURE: signing.signature(head, key or keys.local_key())}
+    files = {signing.SIGNATURE: None, **files}  # the order written: the signature right after the manifest
     if not unpacked and not dest.is_dir():  # the common case: one archive, written beside dest and renamed
-        return write_atomic(dest, lambda f: _zip(f, head, members))
+        return write_atomic(dest, lambda f: _zip(f, head, files, members))
     dest.parent.mkdir(parents=True, exist_ok=True)
     if unpacked:
         tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp"))
@@ -103,11 +104,11 @@ def write(
         tmp = Path(name)
     try:
         if unpacked:
-            for n in [MANIFEST, *members]:
+            for n in [MANIFEST, *files]:
                 _put(tmp, n, head if n == MANIFEST else members[n])
         else:
             with open(tmp, "wb") as f:
-                _zip(f, head, members)
+                _zip(f, head, files, members)
         for p in [tmp, *tmp.rglob("*")] if unpacked else [tmp]:
             p.chmod(0o755 if p.is_dir() else 0o644)  # mkstemp and mkdtemp make them owner-only
         _swap(tmp, dest)
@@ -120,9 +121,9 @@ def write(
     return dest
 
 
-def _zip(f: BinaryIO, head: bytes, members: dict[str, bytes]) -> None:
+def _zip(f: BinaryIO, head: bytes, files: dict[str, Any], members: dict[str, bytes]) -> None:
     with zipfile.ZipFile(f, "w") as zf:
-        for n in [MANIFEST, *members]:
+        for n in [MANIFEST, *files]:
             _put(zf, n, head if n == MANIFEST else members[n])
 
 
@@ -155,6 +156,7 @@ def sign(path: str | os.PathLike[str], key: Ed25519PrivateKey) -> signing.Trust:
     else:
         with zipfile.ZipFile(b.path) as zf:
             head = zf.read(MANIFEST)
-        members = {signing.SIGNATURE: signing.signature(head, key), **b.members}
-        write_atomic(b.path, lambda f: _zip(f, head, members))
+        members = {**b.members, signing.SIGNATURE: signing.signature(head, key)}
+        files = {signing.SIGNATURE: None, **b.manifest["files"]}
+        write_atomic(b.path, lambda f: _zip(f, head, files, members))
     return read(b.path, require_trust=False).trust
