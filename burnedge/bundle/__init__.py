@@ -6,9 +6,10 @@ members (`artifacts`, `build`) and a bundle back into something that runs (`load
 """
 
 from .format import FORMAT, FORMAT_VERSION, MANIFEST, MEMBER_NAME, SUFFIX, Bundle, BundleError, looks_like, read
+from .signer import sign
 from .signing import SIGNATURE, Trust, TrustSpec, UntrustedBundleError, UntrustedBundleWarning
 from .vectors import decode_npz, encode_npz, example_inputs
-from .writer import check_destination, dumps, sign, write
+from .writer import check_destination, dumps, write
 
 __all__ = [
     "FORMAT",

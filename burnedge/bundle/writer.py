@@ -19,9 +19,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..files import write_atomic
 from . import keys, signing
-from .format import MANIFEST, MEMBER_NAME, BundleError, read
+from .format import MANIFEST, MEMBER_NAME, BundleError
 
-__all__ = ["check_destination", "dumps", "sign", "write"]
+__all__ = ["check_destination", "dumps", "write"]
 
 _EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest zip timestamp: every member gets it, so bundles are reproducible
 
@@ -144,19 +144,3 @@ def _swap(tmp: Path, dest: Path) -> None:
     finally:
         shutil.rmtree(old, ignore_errors=True)
 
-
-def sign(path: str | os.PathLike[str], key: Ed25519PrivateKey) -> signing.Trust:
-    """Signs the bundle at `path` with `key`, in place and atomically: its signature.json is replaced, no other
-    member changes (the manifest's bytes are what is signed). The members are checked first; anyone's bundle can
-    be signed (that is the point: the signer vouches for it). Returns the new signature's verdict here."""
-    b = read(path, require_trust=False)
-    if b.path.is_dir():
-        head = (b.path / MANIFEST).read_bytes()
-        write_atomic(b.path / signing.SIGNATURE, signing.signature(head, key))
-    else:
-        with zipfile.ZipFile(b.path) as zf:
-            head = zf.read(MANIFEST)
-        members = {**b.members, signing.SIGNATURE: signing.signature(head, key)}
-        files = {signing.SIGNATURE: None, **b.manifest["files"]}
-        write_atomic(b.path, lambda f: _zip(f, head, files, members))
-    return read(b.path, require_trust=False).trust
