@@ -143,4 +143,3 @@ def _swap(tmp: Path, dest: Path) -> None:
         raise
     finally:
         shutil.rmtree(old, ignore_errors=True)
-
