@@ -2,7 +2,8 @@
 
 Steps (`emulate`):
 
-1. read the bundle and take its library for the target (lib/<target>/model.so);
+1. read the bundle (a trusted key must have signed it: burnedge.bundle.signing) and take its library for the
+   target (lib/<target>/model.so);
 2. stage a job folder (`stage`): the runner of the bundle's backend built for the target (`backend.runner`), the
    library, weights.bin (the weight blob), job.txt, and vectors/<i>/in_<k>.bin, ref_<k>.bin (the host's
    reference outputs), plus the target's libgomp so the folder also runs on a board or in a container;
