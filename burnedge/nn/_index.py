@@ -38,7 +38,8 @@ def getitem(x: Any, index: Any) -> Any:
     if Ellipsis in items:
         at = items.index(Ellipsis)
         items[at : at + 1] = [slice(None)] * (t.ndim - used)
-    items += [slice(None)] * (t.ndim - used)
+    else:
+        items += [slice(None)] * (t.ndim - used)
 
     starts, ends, axes, steps = [], [], [], []
     squeeze, gather, nones, out_pos, dim = [], None, [], 0, 0
