@@ -54,7 +54,8 @@ def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: float | N
 
 
 def linear(input: Any, weight: Any, bias: Any = None) -> Any:
-    """x @ weight.T + bias; a Gemm for 2-D input (the weight keeps its name), else MatMul and Add."""
+    """x @ weight.T + bias: a Gemm (transB, so the weight stays the initializer of its own name), between two
+    Reshapes when the input has more than two dims."""
     tr = current()
     x, w = common(input, weight)
     if w.ndim != 2:
@@ -64,8 +65,9 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:
     b = None if bias is None else tr.lift(bias, x.dtype)
     if x.ndim == 2:
         return tr.op("Gemm", x, w, b, transB=1)
-    y = tr.op("MatMul", x, tr.op("Transpose", w, perm=[1, 0]))
-    return y if b is None else tr.op("Add", y, b)
+    lead = list(x.shape[:-1])
+    flat = tr.op("Reshape", x, tr.ints([-1, w.shape[1]]))
+    return tr.op("Reshape", tr.op("Gemm", flat, w, b, transB=1), tr.ints([*lead, w.shape[0]]))
 
 
 def _conv_pads(tr, padding: Any, k: list[int], dil: list[int], stride: list[int], n: int) -> list[int]:

@@ -83,7 +83,10 @@ def _name_outputs(tracer: Tracer, pairs: list[tuple[str, Any]]) -> list[str]:
     out = []
     for name, t in pairs:
         t = tracer.lift(t)
-        if name in tracer.values and name != t.name:
+        if name == t.name:  # an input returned under its own name
+            out.append(name)
+            continue
+        if name in tracer.values:
             raise TraceError(f"output name {name!r} is already the name of a value of the graph")
         node = producers.get(t.name)
         if node is None or t.name in taken:

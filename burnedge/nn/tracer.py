@@ -154,11 +154,10 @@ class Tracer:
                 args = [None if t is None else (t.const if t.const is not None else np.zeros(t.shape, t.dtype))
                         for t in ins]  # fmt: skip
                 specs = [(r.shape, r.dtype, None) for r in evaluate(node, args)]
-        except BurnedgeError as exc:
-            raise self.error(f"{op_type}: {exc}") from None
-        except Exception as exc:  # an infer function rejecting the shapes: say where and why
+        except Exception as exc:  # the reference or infer function rejecting the shapes: say where and why
+            cause = exc.__cause__ if isinstance(exc, BurnedgeError) and exc.__cause__ is not None else exc
             shapes = ", ".join("-" if t is None else str(list(t.shape)) for t in ins)
-            raise self.error(f"{op_type} on inputs {shapes} failed: {exc}") from None
+            raise self.error(f"{op_type} on inputs {shapes} failed: {str(cause).strip()}") from None
         self.nodes.append(node)
         results = []
         for out, (shape, dtype, data) in zip(outs, specs):
