@@ -45,7 +45,8 @@ class Module:
                 d.pop(name, None)
             self.__dict__.pop(name, None)
             target[name] = value
-        elif name in buffers:
+        elif name in buffers or isinstance(value, Buffer):
+            params.pop(name, None), modules.pop(name, None), self.__dict__.pop(name, None)
             if value is not None and not isinstance(value, Buffer):
                 value = Buffer(value, persistent=buffers[name].persistent if buffers[name] is not None else True)
             buffers[name] = value

@@ -111,6 +111,30 @@ CASES = {
     "adaptive-uneven": lambda L, F, x: F.adaptive_avg_pool2d(x, (4, 5)),
     "dropout": lambda L, F, x: F.dropout(x, 0.4, training=False) * 2,
     "matmul-fn": lambda L, F, x: F.matmul(x, x[0, 0]) if F is BF else L.matmul(x, x[0, 0]),
+    "toplevel": lambda L, F, x: (
+        L.sigmoid(x)
+        + L.tanh(x)
+        + L.relu(x)
+        + L.exp(x.clamp(max=1))
+        + L.sqrt(x.abs())
+        + L.abs(x)
+        + L.clamp(x, -0.2, 0.3)
+        + L.softmax(x, dim=1)
+        + L.mean(x, dim=1, keepdim=True)
+        + L.sum(x, 2, True)
+    ),
+    "constants": lambda L, F, x: (
+        x
+        + L.zeros(2, 3, 6, 6)
+        + L.ones(6) * 2
+        + L.full((6,), 1.5)
+        + L.arange(6)
+        + L.zeros_like(x)
+        + L.ones_like(x)
+        + L.full_like(x, 0.5)
+        + L.arange(0, 3, 0.5)
+        + L.arange(1, 12, 2)
+    ),
     "cast": lambda L, F, x: (x * 3).long().float() + (x > 0).int().float(),
 }
 

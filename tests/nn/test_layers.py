@@ -69,6 +69,9 @@ LAYERS = [
     ("AvgPool2d", (3, 2, 1), {"count_include_pad": False}, (1, 2, 7, 7)),
     ("AvgPool2d", (3, 2), {"ceil_mode": True}, (1, 2, 8, 8)),
     ("AvgPool2d", (2,), {"divisor_override": 3}, (1, 2, 6, 6)),
+    ("AvgPool2d", (3, 2, 1), {"ceil_mode": True}, (1, 2, 6, 6)),
+    ("AvgPool1d", (2, 2, 1), {"ceil_mode": True, "count_include_pad": False}, (1, 2, 6)),
+    ("MaxPool1d", (2, 3, 1), {"ceil_mode": True}, (1, 2, 6)),
     ("AdaptiveAvgPool1d", (4,), {}, (2, 3, 10)),
     ("AdaptiveAvgPool1d", (5,), {}, (2, 3, 10)),
     ("AdaptiveAvgPool2d", ((3, 1),), {}, (1, 2, 7, 6)),
@@ -77,7 +80,7 @@ LAYERS = [
 ]
 
 # run on the C backend too: one of each kernel family
-ON_C = {0, 1, 4, 11, 12, 14, 17, 20, 23, 26, 29, 37, 42, 48, 53, 56}
+ON_C = {0, 1, 4, 11, 12, 14, 17, 20, 23, 26, 29, 37, 42, 48, 55, 58}
 
 
 def _input(shape: tuple) -> np.ndarray:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 import burnedge
 import burnedge.nn as nn
@@ -214,3 +215,33 @@ def test_module_misuse_is_a_burnedge_error():
         lin.weight = np.zeros((2, 2))
     with pytest.raises(burnedge.BurnedgeError, match="padding_mode 'circular' is not supported"):
         nn.Conv2d(2, 2, 3, padding_mode="circular")
+
+
+def test_containers_and_buffers_name_like_torch():
+    def build(lib):
+        class Net(lib.Module):
+            def __init__(self):
+                super().__init__()
+                self.seq = lib.Sequential(lib.Linear(2, 3), lib.ReLU(), lib.Linear(3, 2))
+                self.blocks = lib.ModuleList([lib.Linear(2, 2)])
+                self.blocks.append(lib.LayerNorm(2))
+                self.blocks.insert(0, lib.Identity())
+                self.heads = lib.ModuleDict({"b": lib.Linear(2, 1)})
+                self.heads["a"] = lib.BatchNorm1d(2)
+                self.register_buffer("none", None)
+                self.register_buffer("temp", lib_array(lib, [1.0, 2.0]), persistent=False)
+
+        return Net()
+
+    def lib_array(lib, v):
+        return torch.tensor(v) if lib is torch.nn else np.array(v, np.float32)
+
+    ours, theirs = build(nn), build(torch.nn)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert [n for n, _ in ours.named_buffers()] == [n for n, _ in theirs.named_buffers()]
+    assert [n for n, _ in ours.named_children()] == [n for n, _ in theirs.named_children()]
+    assert len(ours.seq[1:]) == 2 and isinstance(ours.seq[-1], nn.Linear) and list(ours.heads) == ["b", "a"]
+    ours.temp = np.zeros(2)  # assigning to a buffer keeps it a buffer
+    assert [n for n, _ in ours.named_buffers()][0] == "temp" and ours.temp.dtype == np.float32
+    ours.extra = nn.Buffer(np.ones(3))
+    assert "extra" in ours.state_dict()
