@@ -25,6 +25,7 @@ __all__ = [
     "compare",
     "divide",
     "extreme",
+    "floating",
     "floor_divide",
     "matmul",
     "reduce",
@@ -113,6 +114,12 @@ def unary(op: str, x: Any, floating: bool = True, **attrs: Any) -> Any:
     if floating and t.dtype.kind != "f":
         t = cast(t, FLOAT)
     return tr.op(op, t, **attrs)
+
+
+def floating(x: Any) -> Any:
+    """`x` traced, as float32 unless it already is a float (what math ops on integer input compute in)."""
+    t = current().lift(x)
+    return t if t.dtype.kind == "f" else cast(t, FLOAT)
 
 
 def cast(x: Any, dtype: Any) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._math import FLOAT, cast, unary
+from ._math import cast, floating, unary
 from ._math import softmax as _softmax
 from ._state import current
 
@@ -27,27 +27,22 @@ __all__ = [
 ]
 
 
-def _float(x: Any) -> Any:
-    t = current().lift(x)
-    return t if t.dtype.kind == "f" else cast(t, FLOAT)
-
-
 def relu(input: Any, inplace: bool = False) -> Any:
     return unary("Relu", input, floating=False)
 
 
 def relu6(input: Any, inplace: bool = False) -> Any:
     tr = current()
-    x = _float(input)
+    x = floating(input)
     return tr.op("Clip", x, tr.lift(0.0, x.dtype), tr.lift(6.0, x.dtype))
 
 
 def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) -> Any:
-    return current().op("LeakyRelu", _float(input), alpha=float(negative_slope))
+    return current().op("LeakyRelu", floating(input), alpha=float(negative_slope))
 
 
 def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:
-    return current().op("Elu", _float(input), alpha=float(alpha))
+    return current().op("Elu", floating(input), alpha=float(alpha))
 
 
 def gelu(input: Any, approximate: str = "none") -> Any:
@@ -55,13 +50,13 @@ def gelu(input: Any, approximate: str = "none") -> Any:
     tr = current()
     if approximate not in ("none", "tanh"):
         raise tr.error(f"gelu approximate must be 'none' or 'tanh', got {approximate!r}")
-    return tr.op("Gelu", _float(input), approximate=approximate)
+    return tr.op("Gelu", floating(input), approximate=approximate)
 
 
 def silu(input: Any, inplace: bool = False) -> Any:
     """x * sigmoid(x)."""
     tr = current()
-    x = _float(input)
+    x = floating(input)
     return tr.op("Mul", x, tr.op("Sigmoid", x))
 
 
@@ -77,19 +72,19 @@ def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
     """log(1 + exp(x)) (beta 1; torch's linear region above `threshold` is where the two agree in float32)."""
     tr = current()
     if beta != 1.0:
-        x = _float(input)
+        x = floating(input)
         return tr.op("Div", tr.op("Softplus", tr.op("Mul", x, tr.lift(beta, x.dtype))), tr.lift(beta, x.dtype))
-    return tr.op("Softplus", _float(input))
+    return tr.op("Softplus", floating(input))
 
 
 def hardswish(input: Any, inplace: bool = False) -> Any:
     """x * relu6(x + 3) / 6."""
-    return current().op("HardSwish", _float(input))
+    return current().op("HardSwish", floating(input))
 
 
 def hardsigmoid(input: Any, inplace: bool = False) -> Any:
     """relu6(x + 3) / 6: ONNX HardSigmoid with torch's slope 1/6 (ONNX's default is 0.2)."""
-    return current().op("HardSigmoid", _float(input), alpha=1.0 / 6.0, beta=0.5)
+    return current().op("HardSigmoid", floating(input), alpha=1.0 / 6.0, beta=0.5)
 
 
 def softmax(input: Any, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Any:

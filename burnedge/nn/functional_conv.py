@@ -10,7 +10,7 @@ import numpy as np
 from ._math import common
 from ._state import current
 
-__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "linear", "pad", "tup"]
+__all__ = ["conv1d", "conv2d", "conv_pads", "conv_transpose1d", "conv_transpose2d", "batched", "linear", "pad", "tup"]
 
 _PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge"}
 
@@ -70,7 +70,10 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:
     return tr.op("Reshape", tr.op("Gemm", flat, w, b, transB=1), tr.ints([*lead, w.shape[0]]))
 
 
-def _conv_pads(tr, padding: Any, k: list[int], dil: list[int], stride: list[int], n: int) -> list[int]:
+def conv_pads(padding: Any, kernel: list[int], dilation: list[int], stride: list[int]) -> list[int]:
+    """ONNX pads (all begins, then all ends) for torch's conv `padding`: ints, "valid", or "same" (the odd one
+    of an even total on the end side, as torch pads)."""
+    tr, n = current(), len(kernel)
     if isinstance(padding, str):
         if padding == "valid":
             return [0] * (2 * n)
@@ -78,13 +81,13 @@ def _conv_pads(tr, padding: Any, k: list[int], dil: list[int], stride: list[int]
             raise tr.error(f"padding {padding!r} is not supported; use an int, a tuple, 'same' or 'valid'")
         if any(s != 1 for s in stride):
             raise tr.error("padding='same' needs stride 1 (as in torch)")
-        total = [d * (kk - 1) for d, kk in zip(dil, k)]
+        total = [d * (k - 1) for d, k in zip(dilation, kernel)]
         return [t // 2 for t in total] + [t - t // 2 for t in total]
     p = tup(padding, n, "padding")
     return p + p
 
 
-def _batched(tr, x, n: int, what: str):
+def batched(tr, x, n: int, what: str):
     """(x with a batch dim, whether one was added): torch takes unbatched (C, *spatial) input too."""
     if x.ndim == n + 1:
         return tr.op("Unsqueeze", x, tr.ints([0])), True
@@ -98,13 +101,13 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n: int, what: 
     x, w = common(input, weight)
     if w.ndim != n + 2:
         raise tr.error(f"{what} weight must be {n + 2}-D, got {list(w.shape)}")
-    x, added = _batched(tr, x, n, what)
+    x, added = batched(tr, x, n, what)
     if x.shape[1] != w.shape[1] * groups:
         raise tr.error(f"expected input with {w.shape[1] * groups} channels, got {x.shape[1]}")
     if w.shape[0] % groups:
         raise tr.error(f"{w.shape[0]} output channels do not divide into {groups} groups")
     k, st, dil = list(w.shape[2:]), tup(stride, n, "stride"), tup(dilation, n, "dilation")
-    pads = _conv_pads(tr, padding, k, dil, st, n)
+    pads = conv_pads(padding, k, dil, st)
     b = None if bias is None else tr.lift(bias, x.dtype)
     y = tr.op("Conv", x, w, b, kernel_shape=k, strides=st, dilations=dil, pads=pads, group=int(groups))
     return tr.op("Squeeze", y, tr.ints([0])) if added else y
@@ -125,7 +128,7 @@ def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilati
     x, w = common(input, weight)
     if w.ndim != n + 2:
         raise tr.error(f"{what} weight must be {n + 2}-D (C_in, C_out / groups, *k), got {list(w.shape)}")
-    x, added = _batched(tr, x, n, what)
+    x, added = batched(tr, x, n, what)
     if x.shape[1] != w.shape[0]:
         raise tr.error(f"expected input with {w.shape[0]} channels, got {x.shape[1]}")
     k, st, dil = list(w.shape[2:]), tup(stride, n, "stride"), tup(dilation, n, "dilation")
@@ -133,8 +136,18 @@ def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilati
     if any(o >= max(s, d) for o, s, d in zip(op, st, dil)):
         raise tr.error(f"output_padding {op} must be smaller than the stride {st} or the dilation {dil}")
     b = None if bias is None else tr.lift(bias, x.dtype)
-    y = tr.op("ConvTranspose", x, w, b, kernel_shape=k, strides=st, dilations=dil, pads=p + p,
-              output_padding=op, group=int(groups))  # fmt: skip
+    y = tr.op(
+        "ConvTranspose",
+        x,
+        w,
+        b,
+        kernel_shape=k,
+        strides=st,
+        dilations=dil,
+        pads=p + p,
+        output_padding=op,
+        group=int(groups),
+    )
     return tr.op("Squeeze", y, tr.ints([0])) if added else y
 
 

@@ -7,15 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from ._math import FLOAT, cast
+from ._math import floating
 from ._state import current
 
 __all__ = ["batch_norm", "group_norm", "layer_norm"]
-
-
-def _float(x: Any) -> Any:
-    t = current().lift(x)
-    return t if t.dtype.kind == "f" else cast(t, FLOAT)
 
 
 def _affine(tr, value: Any, shape: tuple[int, ...], fill: float, dtype: np.dtype, what: str) -> Any:
@@ -32,7 +27,7 @@ def layer_norm(
 ) -> Any:
     """Normalizes over the trailing `normalized_shape` dims (ONNX LayerNormalization)."""
     tr = current()
-    x = _float(input)
+    x = floating(input)
     shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
     if x.shape[x.ndim - len(shape) :] != shape or len(shape) > x.ndim:
         raise tr.error(f"expected input whose trailing dims are {list(shape)}, got shape {list(x.shape)}")
@@ -44,7 +39,7 @@ def layer_norm(
 def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None, eps: float = 1e-5) -> Any:
     """Normalizes (N, C, *) input over groups of C / num_groups channels (ONNX GroupNormalization-21)."""
     tr = current()
-    x = _float(input)
+    x = floating(input)
     if x.ndim < 2:
         raise tr.error(f"group_norm expects (N, C, ...) input, got shape {list(x.shape)}")
     c = x.shape[1]
@@ -68,7 +63,7 @@ def batch_norm(
     """(N, C, *) input normalized per channel: by the running statistics (inference, ONNX BatchNormalization),
     or by the batch's own when `training` or when there are no running statistics (what torch does then)."""
     tr = current()
-    x = _float(input)
+    x = floating(input)
     if x.ndim < 2:
         raise tr.error(f"batch_norm expects (N, C, ...) input, got shape {list(x.shape)}")
     c = x.shape[1]

@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ._math import FLOAT, cast
+from ._math import FLOAT, cast, floating
 from ._state import current
-from .functional_conv import tup
+from .functional_conv import batched, tup
 
 __all__ = [
     "adaptive_avg_pool1d",
@@ -23,16 +23,8 @@ __all__ = [
 
 
 def _input(x: Any, n: int, what: str):
-    """(input with a batch dim, whether one was added); torch also takes unbatched (C, *spatial) input."""
-    tr = current()
-    t = tr.lift(x)
-    if t.dtype.kind != "f":
-        t = cast(t, FLOAT)
-    if t.ndim == n + 1:
-        return tr.op("Unsqueeze", t, tr.ints([0])), True
-    if t.ndim != n + 2:
-        raise tr.error(f"{what} expects a {n + 2}-D (batched) or {n + 1}-D input, got shape {list(t.shape)}")
-    return t, False
+    """(float input with a batch dim, whether one was added)."""
+    return batched(current(), floating(x), n, what)
 
 
 def _unbatch(y: Any, added: bool) -> Any:
@@ -74,8 +66,15 @@ def _avg_pool(x, kernel_size, stride, padding, ceil_mode, count_include_pad, div
     t, added = _input(x, n, what)
     k, s, p = _geometry(kernel_size, stride, padding, n)
     include = int(bool(count_include_pad) or divisor is not None)
-    y = tr.op("AveragePool", t, kernel_shape=k, strides=s, pads=p + p, ceil_mode=int(bool(ceil_mode)),
-              count_include_pad=include)  # fmt: skip
+    y = tr.op(
+        "AveragePool",
+        t,
+        kernel_shape=k,
+        strides=s,
+        pads=p + p,
+        ceil_mode=int(bool(ceil_mode)),
+        count_include_pad=include,
+    )
     if divisor is not None:
         y = tr.op("Mul", y, tr.lift(float(np.prod(k)) / float(divisor), y.dtype))
     return _unbatch(y, added)

@@ -238,8 +238,12 @@ class Tensor:
 
     def argmax(self, dim=None, keepdim=False):
         t = _shape.flatten(self) if dim is None else self
-        return current().op("ArgMax", t, axis=0 if dim is None else current().axis(dim, t.ndim),
-                            keepdims=int(bool(keepdim) and dim is not None))  # fmt: skip
+        return current().op(
+            "ArgMax",
+            t,
+            axis=0 if dim is None else current().axis(dim, t.ndim),
+            keepdims=int(bool(keepdim) and dim is not None),
+        )
 
     def softmax(self, dim=None):
         return _math.softmax("Softmax", self, dim)

@@ -147,12 +147,14 @@ class Tracer:
                 results = evaluate(node, [None if t is None else t.const for t in ins])
                 specs = [(r.shape, r.dtype, r) for r in results]
             elif opdef.infer is not None:
-                args = [None if t is None else (t.const if t.const is not None else Spec(t.shape, t.dtype))
-                        for t in ins]  # fmt: skip
+                args = [
+                    None if t is None else (t.const if t.const is not None else Spec(t.shape, t.dtype)) for t in ins
+                ]
                 specs = [(s.shape, np.dtype(s.dtype), None) for s in opdef.infer(*args, **attrs)]
             else:
-                args = [None if t is None else (t.const if t.const is not None else np.zeros(t.shape, t.dtype))
-                        for t in ins]  # fmt: skip
+                args = [
+                    None if t is None else (t.const if t.const is not None else np.zeros(t.shape, t.dtype)) for t in ins
+                ]
                 specs = [(r.shape, r.dtype, None) for r in evaluate(node, args)]
         except Exception as exc:  # the reference or infer function rejecting the shapes: say where and why
             cause = exc.__cause__ if isinstance(exc, BurnedgeError) and exc.__cause__ is not None else exc

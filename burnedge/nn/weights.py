@@ -27,9 +27,20 @@ __all__ = ["IncompatibleKeys", "load_into", "read_checkpoint", "read_safetensors
 
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])  # as torch returns
 
-_DTYPES = {"F16": np.float16, "F32": np.float32, "F64": np.float64, "I8": np.int8, "I16": np.int16,
-           "I32": np.int32, "I64": np.int64, "U8": np.uint8, "U16": np.uint16, "U32": np.uint32,
-           "U64": np.uint64, "BOOL": np.bool_}  # fmt: skip
+_DTYPES = {
+    "F16": np.float16,
+    "F32": np.float32,
+    "F64": np.float64,
+    "I8": np.int8,
+    "I16": np.int16,
+    "I32": np.int32,
+    "I64": np.int64,
+    "U8": np.uint8,
+    "U16": np.uint16,
+    "U32": np.uint32,
+    "U64": np.uint64,
+    "BOOL": np.bool_,
+}
 
 
 def read_safetensors(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
@@ -170,7 +181,7 @@ def load_into(
             + ", ".join(
                 f"{k!r} is {list(arrays[k].shape)} in the checkpoint, {list(slots[k].shape)} in the module"
                 for k in wrong
-            )  # fmt: skip
+            )
         )
     if problems:
         raise WeightsError(f"{source}: the checkpoint does not fit {owner}: " + "; ".join(problems))

@@ -138,8 +138,20 @@ CASES = {
     "cast": lambda L, F, x: (x * 3).long().float() + (x > 0).int().float(),
 }
 
-ON_C = ["add-sub-mul-div", "matmul", "softmax", "index-int-slice", "cat-stack", "pad-reflect", "conv2d", "norms",
-        "interp-bilinear", "pools", "activations", "where"]  # fmt: skip
+ON_C = [
+    "add-sub-mul-div",
+    "matmul",
+    "softmax",
+    "index-int-slice",
+    "cat-stack",
+    "pad-reflect",
+    "conv2d",
+    "norms",
+    "interp-bilinear",
+    "pools",
+    "activations",
+    "where",
+]
 
 
 class Expr(bnn.Module):

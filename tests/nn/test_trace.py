@@ -57,10 +57,24 @@ class Tied(nn.Module):
 
 def test_names_follow_pytorch_and_forward():
     m = Tied()
-    assert list(m.state_dict()) == ["scale", "offset", "embed.weight", "blocks.0.weight", "blocks.0.bias",
-                                    "blocks.1.weight", "blocks.1.bias", "heads.cls.weight"]  # fmt: skip
-    assert [n for n, _ in m.named_parameters()] == ["scale", "embed.weight", "blocks.0.weight", "blocks.0.bias",
-                                                    "blocks.1.weight", "blocks.1.bias"]  # fmt: skip
+    assert list(m.state_dict()) == [
+        "scale",
+        "offset",
+        "embed.weight",
+        "blocks.0.weight",
+        "blocks.0.bias",
+        "blocks.1.weight",
+        "blocks.1.bias",
+        "heads.cls.weight",
+    ]
+    assert [n for n, _ in m.named_parameters()] == [
+        "scale",
+        "embed.weight",
+        "blocks.0.weight",
+        "blocks.0.bias",
+        "blocks.1.weight",
+        "blocks.1.bias",
+    ]
     assert [n for n, _ in m.named_modules()] == ["", "embed", "blocks", "blocks.0", "blocks.1", "heads", "heads.cls"]
     assert m.scale.dtype == np.float32  # numpy's float64 default becomes torch's float32
     ids = np.array([[1, 2, 6]], np.int64)

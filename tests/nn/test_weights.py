@@ -86,8 +86,10 @@ def test_a_mismatched_checkpoint_is_one_error_naming_every_problem(tmp_path):
 def test_remap_rewrites_keys_and_strict_false_reports_the_rest(tmp_path):
     torch.manual_seed(1)
     original = randomize(torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2)))
-    save_file({f"model.{k}": v for k, v in original.state_dict().items()} | {"extra": torch.ones(1)},
-              tmp_path / "w.safetensors")  # fmt: skip
+    save_file(
+        {f"model.{k}": v for k, v in original.state_dict().items()} | {"extra": torch.ones(1)},
+        tmp_path / "w.safetensors",
+    )
     ours = bnn.Sequential(bnn.Linear(3, 4), bnn.ReLU(), bnn.Linear(4, 2))
     keys = ours.load_safetensors(tmp_path / "w.safetensors", strict=False, remap=[(r"^model\.", "")])
     assert keys.missing_keys == [] and keys.unexpected_keys == ["extra"]

@@ -7,8 +7,21 @@ from typing import Any
 from .. import functional_act as A
 from ..module import Module
 
-__all__ = ["ELU", "GELU", "Hardsigmoid", "Hardswish", "LeakyReLU", "LogSoftmax", "ReLU", "ReLU6", "SiLU",
-           "Sigmoid", "Softmax", "Softplus", "Tanh"]  # fmt: skip
+__all__ = [
+    "ELU",
+    "GELU",
+    "Hardsigmoid",
+    "Hardswish",
+    "LeakyReLU",
+    "LogSoftmax",
+    "ReLU",
+    "ReLU6",
+    "SiLU",
+    "Sigmoid",
+    "Softmax",
+    "Softplus",
+    "Tanh",
+]
 
 
 class _Inplace(Module):

@@ -27,13 +27,25 @@ class _ConvNd(Module):
     n = 0
     transposed = False
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                 padding_mode, output_padding=0):  # fmt: skip
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        groups,
+        bias,
+        padding_mode,
+        output_padding=0,
+    ):
         super().__init__()
         n, name = self.n, type(self).__name__
         if in_channels % groups or out_channels % groups:
-            raise BurnedgeError(f"{name}: in_channels {in_channels} and out_channels {out_channels} must divide by "
-                             f"groups {groups}")  # fmt: skip
+            raise BurnedgeError(
+                f"{name}: in_channels {in_channels} and out_channels {out_channels} must divide by groups {groups}"
+            )
         if padding_mode not in _PAD_MODES:
             raise BurnedgeError(
                 f"{name}: padding_mode {padding_mode!r} is not supported; modes: {', '.join(_PAD_MODES)}"
@@ -56,20 +68,16 @@ class _ConvNd(Module):
         """(input, conv padding): a reflect/replicate padding_mode pads the input first, torch's way."""
         if self.padding_mode == "zeros":
             return x, self.padding
-        if isinstance(self.padding, str):
-            k, d = self.kernel_size, self.dilation
-            if self.padding == "valid":
-                return x, 0
-            total = [dd * (kk - 1) for dd, kk in zip(d, k)]
-            pairs = [(t // 2, t - t // 2) for t in total]
-        else:
-            pairs = [(p, p) for p in self.padding]
-        flat = [v for pair in reversed(pairs) for v in pair]
+        pads = C.conv_pads(self.padding, list(self.kernel_size), list(self.dilation), list(self.stride))
+        n = len(self.kernel_size)
+        flat = [p for d in reversed(range(n)) for p in (pads[d], pads[n + d])]
         return C.pad(x, flat, mode=_PAD_MODES[self.padding_mode]), 0
 
     def extra_repr(self) -> str:
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
-                f"padding={self.padding!r}")  # fmt: skip
+        return (
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
+            f"padding={self.padding!r}"
+        )
 
 
 class Conv1d(_ConvNd):
@@ -77,8 +85,20 @@ class Conv1d(_ConvNd):
 
     n = 1
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True, padding_mode="zeros", device=None, dtype=None):  # fmt: skip
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=1,
+        bias=True,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
+    ):
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode)
 
     def forward(self, input: Any) -> Any:
@@ -91,8 +111,20 @@ class Conv2d(_ConvNd):
 
     n = 2
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True, padding_mode="zeros", device=None, dtype=None):  # fmt: skip
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=1,
+        bias=True,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
+    ):
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode)
 
     def forward(self, input: Any) -> Any:
@@ -103,12 +135,33 @@ class Conv2d(_ConvNd):
 class _ConvTransposeNd(_ConvNd):
     transposed = True
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, output_padding, groups, bias,
-                 dilation, padding_mode):  # fmt: skip
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride,
+        padding,
+        output_padding,
+        groups,
+        bias,
+        dilation,
+        padding_mode,
+    ):
         if padding_mode != "zeros" or isinstance(padding, str):
             raise BurnedgeError(f"{type(self).__name__}: only padding_mode 'zeros' and int padding, as in torch")
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, output_padding)  # fmt: skip
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            padding_mode,
+            output_padding,
+        )
 
 
 class ConvTranspose1d(_ConvTransposeNd):
@@ -116,14 +169,38 @@ class ConvTranspose1d(_ConvTransposeNd):
 
     n = 1
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
-                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):  # fmt: skip
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding, groups, bias,
-                         dilation, padding_mode)  # fmt: skip
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups=1,
+        bias=True,
+        dilation=1,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
+    ):
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            output_padding,
+            groups,
+            bias,
+            dilation,
+            padding_mode,
+        )
 
     def forward(self, input: Any) -> Any:
-        return C.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
-                                  self.groups, self.dilation)  # fmt: skip
+        return C.conv_transpose1d(
+            input, self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups, self.dilation
+        )
 
 
 class ConvTranspose2d(_ConvTransposeNd):
@@ -131,11 +208,35 @@ class ConvTranspose2d(_ConvTransposeNd):
 
     n = 2
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
-                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):  # fmt: skip
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding, groups, bias,
-                         dilation, padding_mode)  # fmt: skip
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups=1,
+        bias=True,
+        dilation=1,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
+    ):
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            output_padding,
+            groups,
+            bias,
+            dilation,
+            padding_mode,
+        )
 
     def forward(self, input: Any) -> Any:
-        return C.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
-                                  self.groups, self.dilation)  # fmt: skip
+        return C.conv_transpose2d(
+            input, self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups, self.dilation
+        )

@@ -19,8 +19,16 @@ __all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm", "LayerNorm"]
 class _BatchNorm(Module):
     ranks: tuple[int, ...] = ()
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device: Any = None, dtype: Any = None):  # fmt: skip
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ):
         super().__init__()
         self.num_features, self.eps, self.momentum = int(num_features), float(eps), momentum
         self.affine, self.track_running_stats = affine, track_running_stats
@@ -41,8 +49,16 @@ class _BatchNorm(Module):
         if input.shape[1] != self.num_features:
             raise _error(f"expected input with {self.num_features} channels, got {input.shape[1]}")
         use_batch = self.training or not self.track_running_stats
-        return N.batch_norm(input, self.running_mean, self.running_var, self.weight, self.bias, use_batch,
-                            self.momentum or 0.0, self.eps)  # fmt: skip
+        return N.batch_norm(
+            input,
+            self.running_mean,
+            self.running_var,
+            self.weight,
+            self.bias,
+            use_batch,
+            self.momentum or 0.0,
+            self.eps,
+        )
 
     def extra_repr(self) -> str:
         return f"{self.num_features}, eps={self.eps}, affine={self.affine}"
@@ -67,8 +83,15 @@ class BatchNorm2d(_BatchNorm):
 class LayerNorm(Module):
     """Normalizes over the trailing `normalized_shape` dims; weight and bias of that shape."""
 
-    def __init__(self, normalized_shape: int | Sequence[int], eps: float = 1e-5, elementwise_affine: bool = True,
-                 bias: bool = True, device: Any = None, dtype: Any = None):  # fmt: skip
+    def __init__(
+        self,
+        normalized_shape: int | Sequence[int],
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ):
         super().__init__()
         shape = (int(normalized_shape),) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.normalized_shape, self.eps, self.elementwise_affine = shape, float(eps), elementwise_affine
@@ -85,8 +108,15 @@ class LayerNorm(Module):
 class GroupNorm(Module):
     """Normalizes groups of channels of (N, C, *) input; weight and bias (C,)."""
 
-    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
-                 device: Any = None, dtype: Any = None):  # fmt: skip
+    def __init__(
+        self,
+        num_groups: int,
+        num_channels: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ):
         super().__init__()
         if num_channels % num_groups:
             raise BurnedgeError(f"GroupNorm: num_channels {num_channels} must divide by num_groups {num_groups}")
