@@ -5,6 +5,10 @@ Node names are ``<module path>/<op>`` (``features.3/Conv``; a repeat gets ``_1``
 constants ``<module path>/const_<n>``. Each node's output types are inferred as it is made (the registry's infer,
 or its reference on zeros), so a traced tensor's shape is known at once and a bad shape is an error right there,
 naming the module path: ``features.3 (Conv2d): ...``.
+
+A layer or function adds nodes through the active tracer (``burnedge.nn._state.current()``): ``op(op_type,
+*inputs, n_out=1, **attrs)`` (inputs are tensors, Parameters, numbers or arrays; None is an omitted optional
+input), ``lift(x, dtype)``, ``const(array)``, ``ints([...])`` for int64 shape/axes operands, and ``error(msg)``.
 """
 
 from __future__ import annotations
