@@ -141,6 +141,9 @@ class Tracer:
         opdef = for_onnx(op_type, OPSET, domain)
         if opdef is None:
             raise self.error(f"burnedge has no {op_type} at opset {OPSET}")
+        unknown = sorted(set(attrs) - set(opdef.attrs))
+        if unknown:
+            raise self.error(f"{op_type} takes no attribute(s) {unknown}; it takes {sorted(opdef.attrs)}")
         ins = [None if x is None else self.lift(x) for x in inputs]
         prefix = self._scope[-1][0] if self._scope and self._scope[-1][0] else ""
         name = self._unique(f"{prefix}/{op_type}" if prefix else op_type)

@@ -135,6 +135,7 @@ CASES = {
         + L.arange(0, 3, 0.5)
         + L.arange(1, 12, 2)
     ),
+    "embedding-fn": lambda L, F, x: F.embedding((x.abs() * 2).long().clamp(0, 4), c(L, V)),
     "cast": lambda L, F, x: (x * 3).long().float() + (x > 0).int().float(),
 }
 
@@ -231,3 +232,8 @@ def test_expression_matches_numpy(name):
     got, want = run(model, {"x": x})["output"], fn(x)
     assert got.dtype == want.dtype
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_the_joining_functions_are_in_both_namespaces():
+    for name in ("cat", "stack", "split", "chunk", "where", "matmul"):
+        assert getattr(BF, name) is getattr(bnn, name), name
