@@ -136,6 +136,15 @@ CASES = {
         + L.arange(1, 12, 2)
     ),
     "embedding-fn": lambda L, F, x: F.embedding((x.abs() * 2).long().clamp(0, 4), c(L, V)),
+    "var-std": lambda L, F, x: (
+        x.var(dim=-1, keepdim=True)
+        + x.std(1).sum()
+        + x.var(dim=(2, 3), unbiased=False).mean()
+        + x.var()
+        + x.std(dim=0, correction=0)
+    ),
+    "pad-circular": lambda L, F, x: F.pad(x, (2, 1, 0, 3), mode="circular"),
+    "normalize": lambda L, F, x: F.normalize(x) + F.normalize(x, p=1.0, dim=-1, eps=1e-3),
     "cast": lambda L, F, x: (x * 3).long().float() + (x > 0).int().float(),
 }
 
