@@ -178,10 +178,10 @@ KILLED_BUILD = """
 import os, sys
 from burnedge.backends.c import build
 real = build._run
-def run(cmd, what, package):
+def run(cmd, what, *args, **kwargs):
     if what == "the model" and sys.argv[2] == "kill":
         os._exit(9)  # kill -9 while the compiler runs: the work folder stays behind
-    return real(cmd, what, package)
+    return real(cmd, what, *args, **kwargs)
 build._run = run
 print(build.build_model(open(sys.argv[1]).read()))
 """
