@@ -295,3 +295,11 @@ def test_a_long_loop_inside_a_branch_is_not_run_to_infer_shapes():
     )
     with pytest.raises(LimitError, match="max_fold_trips"):
         bounded(lambda: burnedge.load(helper.make_model(g, opset_imports=OPSET)))
+
+
+def test_a_loop_body_of_the_wrong_arity_is_a_model_error():
+    model = loop_model(10**9, data_input=True)
+    body = model.graph.node[-1].attribute[0].g
+    del body.output[1]  # the carried value's output gone
+    with pytest.raises(burnedge.ModelError, match="gives 1 outputs"):
+        bounded(lambda: burnedge.load(model))
