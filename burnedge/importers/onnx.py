@@ -8,6 +8,7 @@
 5. infer + fold: in topological order, evaluate nodes whose inputs are all constant (shape subgraphs, Constant
    nodes, If/Loop on constant conditions and trip counts) and infer output types of the rest;
 6. finalize: drop dead nodes and constants, verify().
+Every phase is bounded (burnedge.limits, applied by importers/bounds.py); a Loop's shapes come from loop_shapes.py.
 """
 
 from __future__ import annotations
