@@ -150,6 +150,8 @@ def test_nested_loops_do_not_unroll_into_millions_of_nodes():
     with pytest.raises(LimitError, match="max_unrolled_trips") as exc:
         bounded(lambda: burnedge.load(nested_loops(4096, 4096)))
     assert "BURNEDGE_MAX_UNROLLED_TRIPS" in str(exc.value)
+    kept = bounded(lambda: burnedge.load(nested_loops(5, 10_000)))  # the inner Loop is too long to unroll: kept
+    assert [n.op_type for n in kept.graph.nodes].count("Loop") == 5
     small = burnedge.load(nested_loops(3, 4))  # within the limits: unrolled and right
     out = burnedge.Session(small).run({"x": np.zeros(2, np.float32)})
     np.testing.assert_array_equal(out["y"], [12, 12])
