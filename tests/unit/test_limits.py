@@ -263,15 +263,16 @@ def chain(n: int) -> onnx.ModelProto:
 
 def test_a_20000_node_chain_compiles_in_reasonable_time():
     """An in-place chain shares one arena buffer; the planner scanned its tensors at every step (22 s; now 1.4 s)."""
+    model = burnedge.load(chain(20000))
     t0 = time.perf_counter()
-    sess = bounded(lambda: burnedge.Session(burnedge.load(chain(20000))), 20)
+    sess = bounded(lambda: burnedge.Session(model), 15)  # the compile alone
     elapsed = time.perf_counter() - t0
     x = np.linspace(-1, 1, 8, dtype=np.float32).reshape(1, 8)
     want = x
     for i in range(20000):
         want = [np.maximum(want, 0), -want, np.abs(want), 1 / (1 + np.exp(-want))][i % 4]
     np.testing.assert_allclose(sess.run({"t0": x})["t20000"], want, rtol=1e-5)
-    assert elapsed < 20
+    assert elapsed < 15
 
 
 def test_a_long_loop_inside_a_branch_is_not_run_to_infer_shapes():
