@@ -32,6 +32,7 @@ __all__ = [
     "remainder",
     "softmax",
     "unary",
+    "variance",
     "where",
 ]
 
@@ -147,6 +148,17 @@ def reduce(op: str, x: Any, dim: int | Sequence[int] | None = None, keepdim: boo
         return t
     axes = _axes(tr, t, dim)
     return tr.op(op, t, tr.ints(axes), keepdims=int(bool(keepdim)))
+
+
+def variance(x: Any, dim: Any = None, correction: int = 1, keepdim: bool = False) -> Any:
+    """torch.var: mean squared deviation over `dim`, divided by (count - correction) (1: unbiased)."""
+    tr = current()
+    t = floating(x)
+    axes = _axes(tr, t, dim)
+    count = int(np.prod([t.shape[a] for a in axes], dtype=np.int64))
+    dev = binary("Sub", t, reduce("ReduceMean", t, axes, True))
+    total = reduce("ReduceSum", binary("Mul", dev, dev), axes, keepdim)
+    return binary("Mul", total, 1.0 / max(count - correction, 0) if count > correction else float("nan"))
 
 
 def extreme(which: str, x: Any, dim: Any = None, keepdim: bool = False) -> Any:

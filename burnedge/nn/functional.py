@@ -22,7 +22,7 @@ from .functional_act import (
     tanh,
 )
 from .functional_conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, linear, pad
-from .functional_norm import batch_norm, group_norm, layer_norm
+from .functional_norm import batch_norm, group_norm, layer_norm, normalize
 from .functional_pool import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -60,6 +60,7 @@ __all__ = [
     "matmul",
     "max_pool1d",
     "max_pool2d",
+    "normalize",
     "pad",
     "relu",
     "relu6",

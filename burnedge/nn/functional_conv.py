@@ -12,7 +12,8 @@ from ._state import current
 
 __all__ = ["conv1d", "conv2d", "conv_pads", "conv_transpose1d", "conv_transpose2d", "batched", "linear", "pad", "tup"]
 
-_PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge"}
+# torch's pad mode -> ONNX Pad's (circular is made of Slices and a Concat, not a Pad)
+_PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "circular"}
 
 
 def tup(value: int | Sequence[int], n: int, what: str) -> list[int]:
@@ -28,8 +29,8 @@ def tup(value: int | Sequence[int], n: int, what: str) -> list[int]:
 
 
 def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Any:
-    """torch's F.pad: `pad` lists (left, right) pairs from the last dim backwards; constant, reflect or
-    replicate; a negative pad crops."""
+    """torch's F.pad: `pad` lists (left, right) pairs from the last dim backwards; constant, reflect,
+    replicate or circular (wrapping around: a Concat of the tensor's far ends); a negative pad crops."""
     tr = current()
     x = tr.lift(input)
     pads = [int(p) for p in pad]
@@ -49,8 +50,27 @@ def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: float | N
                 )
     if not any(begins) and not any(ends):
         return x
+    if mode == "circular":
+        return _circular(tr, x, begins, ends)
     fill = None if mode != "constant" else tr.lift(0 if value is None else value, x.dtype)
     return tr.op("Pad", x, tr.ints(begins + ends), fill, mode=_PAD_MODES[mode])
+
+
+def _circular(tr, x: Any, begins: list[int], ends: list[int]) -> Any:
+    for d, (b, e) in enumerate(zip(begins, ends)):
+        n = x.shape[d]
+        if max(b, e) > n:
+            raise tr.error(f"circular padding ({b}, {e}) must be at most the size {n} of dim {d}")
+        if b < 0 or e < 0:
+            raise tr.error("circular padding does not crop: pads must not be negative")
+        parts = [x]
+        if b:
+            parts.insert(0, tr.op("Slice", x, tr.ints([n - b]), tr.ints([n]), tr.ints([d])))
+        if e:
+            parts.append(tr.op("Slice", x, tr.ints([0]), tr.ints([e]), tr.ints([d])))
+        if len(parts) > 1:
+            x = tr.op("Concat", *parts, axis=d)
+    return x
 
 
 def linear(input: Any, weight: Any, bias: Any = None) -> Any:

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from ._math import floating
+from ._math import clamp, floating
 from ._state import current
 
-__all__ = ["batch_norm", "group_norm", "layer_norm"]
+__all__ = ["batch_norm", "group_norm", "layer_norm", "normalize"]
 
 
 def _affine(tr, value: Any, shape: tuple[int, ...], fill: float, dtype: np.dtype, what: str) -> Any:
@@ -81,3 +81,17 @@ def batch_norm(
     per_channel = tr.ints([c] + [1] * (x.ndim - 2))
     y = tr.op("Div", centred, inv)
     return tr.op("Add", tr.op("Mul", y, tr.op("Reshape", scale, per_channel)), tr.op("Reshape", b, per_channel))
+
+
+def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Any:
+    """x / max(||x||_p over `dim`, eps) (torch's F.normalize; sentence embeddings use it)."""
+    tr = current()
+    x = floating(input)
+    axis = tr.axis(dim, x.ndim)
+    if p == 2.0:
+        norm = tr.op("Sqrt", tr.op("ReduceSum", tr.op("Mul", x, x), tr.ints([axis]), keepdims=1))
+    elif p == 1.0:
+        norm = tr.op("ReduceSum", tr.op("Abs", x), tr.ints([axis]), keepdims=1)
+    else:
+        raise tr.error(f"normalize supports p=1 and p=2, not {p}")
+    return tr.op("Div", x, clamp(norm, min=eps))

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ._math import FLOAT, cast, floating
+from ._math import floating
 from ._state import current
 from .functional_conv import batched, tup
 
@@ -164,8 +164,7 @@ def interpolate(
         attrs.update(coordinate_transformation_mode="asymmetric", nearest_mode="floor")
     else:
         attrs["coordinate_transformation_mode"] = "align_corners" if align_corners else "half_pixel"
-    if x.dtype.kind != "f":
-        x = cast(x, FLOAT)
+    x = floating(x)
     if size is not None:
         sizes = [int(size)] * n if isinstance(size, (int, np.integer)) else [int(s) for s in size]
         if len(sizes) != n:

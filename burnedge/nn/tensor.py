@@ -230,6 +230,12 @@ class Tensor:
     def sum(self, dim=None, keepdim=False):
         return _math.reduce("ReduceSum", self, dim, keepdim)
 
+    def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
+        return _math.variance(self, dim, int(unbiased) if correction is None else correction, keepdim)
+
+    def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
+        return self.var(dim, unbiased, keepdim, correction=correction).sqrt()
+
     def max(self, dim=None, keepdim=False):
         return _math.extreme("max", self, dim, keepdim)
 

@@ -5,6 +5,10 @@ Node names are ``<module path>/<op>`` (``features.3/Conv``; a repeat gets ``_1``
 constants ``<module path>/const_<n>``. Each node's output types are inferred as it is made (the registry's infer,
 or its reference on zeros), so a traced tensor's shape is known at once and a bad shape is an error right there,
 naming the module path: ``features.3 (Conv2d): ...``.
+
+A layer or function adds nodes through the active tracer (``burnedge.nn._state.current()``): ``op(op_type,
+*inputs, n_out=1, **attrs)`` (inputs are tensors, Parameters, numbers or arrays; None is an omitted optional
+input), ``lift(x, dtype)``, ``const(array)``, ``ints([...])`` for int64 shape/axes operands, and ``error(msg)``.
 """
 
 from __future__ import annotations
@@ -137,6 +141,9 @@ class Tracer:
         opdef = for_onnx(op_type, OPSET, domain)
         if opdef is None:
             raise self.error(f"burnedge has no {op_type} at opset {OPSET}")
+        unknown = sorted(set(attrs) - set(opdef.attrs))
+        if unknown:
+            raise self.error(f"{op_type} takes no attribute(s) {unknown}; it takes {sorted(opdef.attrs)}")
         ins = [None if x is None else self.lift(x) for x in inputs]
         prefix = self._scope[-1][0] if self._scope and self._scope[-1][0] else ""
         name = self._unique(f"{prefix}/{op_type}" if prefix else op_type)

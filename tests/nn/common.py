@@ -11,12 +11,13 @@ SEED = 0
 
 
 def randomize(module: torch.nn.Module, seed: int = SEED) -> torch.nn.Module:
-    """Every float parameter and buffer of `module` drawn anew (running variances positive), in eval mode, so
-    that no weight is a trivial 1 or 0."""
+    """`module` in eval mode, with every float parameter and buffer that torch starts at a constant (norm weights
+    and biases, running statistics) drawn anew (variances positive), so that no weight is a trivial 1 or 0; the
+    random weights keep torch's own initialisation (activations of a realistic size)."""
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, t in [*module.named_parameters(), *module.named_buffers()]:
-            if not t.dtype.is_floating_point:
+            if not t.dtype.is_floating_point or (t.numel() > 1 and t.min() != t.max()):
                 continue
             values = torch.rand(t.shape, generator=g)
             t.copy_(values + 0.5 if name.endswith("running_var") else values * 2 - 1)

@@ -135,6 +135,16 @@ CASES = {
         + L.arange(0, 3, 0.5)
         + L.arange(1, 12, 2)
     ),
+    "embedding-fn": lambda L, F, x: F.embedding((x.abs() * 2).long().clamp(0, 4), c(L, V)),
+    "var-std": lambda L, F, x: (
+        x.var(dim=-1, keepdim=True)
+        + x.std(1).sum()
+        + x.var(dim=(2, 3), unbiased=False).mean()
+        + x.var()
+        + x.std(dim=0, correction=0)
+    ),
+    "pad-circular": lambda L, F, x: F.pad(x, (2, 1, 0, 3), mode="circular"),
+    "normalize": lambda L, F, x: F.normalize(x) + F.normalize(x, p=1.0, dim=-1, eps=1e-3),
     "cast": lambda L, F, x: (x * 3).long().float() + (x > 0).int().float(),
 }
 
@@ -231,3 +241,8 @@ def test_expression_matches_numpy(name):
     got, want = run(model, {"x": x})["output"], fn(x)
     assert got.dtype == want.dtype
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_the_joining_functions_are_in_both_namespaces():
+    for name in ("cat", "stack", "split", "chunk", "where", "matmul"):
+        assert getattr(BF, name) is getattr(bnn, name), name

@@ -227,8 +227,8 @@ def test_module_misuse_is_a_burnedge_error():
     lin = nn.Linear(2, 2)
     with pytest.raises(burnedge.BurnedgeError, match="cannot assign a ndarray to parameter 'weight'"):
         lin.weight = np.zeros((2, 2))
-    with pytest.raises(burnedge.BurnedgeError, match="padding_mode 'circular' is not supported"):
-        nn.Conv2d(2, 2, 3, padding_mode="circular")
+    with pytest.raises(burnedge.BurnedgeError, match="padding_mode 'mirror' is not supported"):
+        nn.Conv2d(2, 2, 3, padding_mode="mirror")
 
 
 def test_containers_and_buffers_name_like_torch():

@@ -1,5 +1,5 @@
 """Conv1d, Conv2d, ConvTranspose1d and ConvTranspose2d, with torch's arguments (padding "same"/"valid",
-dilation, groups, padding_mode zeros/reflect/replicate) and parameter shapes."""
+dilation, groups, padding_mode zeros/reflect/replicate/circular) and parameter shapes."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from ..tensor import Parameter
 
 __all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
 
-_PAD_MODES = {"zeros": "constant", "reflect": "reflect", "replicate": "replicate"}
+_PAD_MODES = {"zeros": "constant", "reflect": "reflect", "replicate": "replicate", "circular": "circular"}
 
 
 def _tuple(value: Any, n: int) -> tuple:

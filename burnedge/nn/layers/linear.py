@@ -61,6 +61,12 @@ class Embedding(Module):
             w[padding_idx] = 0
         self.weight = Parameter(w, requires_grad=not _freeze)
 
+    @classmethod
+    def from_pretrained(cls, embeddings: Any, freeze: bool = True, padding_idx: int | None = None, **kwargs: Any):
+        """An Embedding holding `embeddings` (num_embeddings, embedding_dim), as torch's from_pretrained."""
+        w = np.asarray(embeddings, np.float32)
+        return cls(w.shape[0], w.shape[1], padding_idx, _weight=w, _freeze=freeze, **kwargs)
+
     def forward(self, input: Any) -> Any:
         return A.embedding(input, self.weight, self.padding_idx, self.max_norm)
 
