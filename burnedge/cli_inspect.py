@@ -25,8 +25,9 @@ def cmd_inspect(a: argparse.Namespace, shapes: dict[str, tuple[int, ...]]) -> in
         raise UsageError("--timeline needs a bundle (export the model first: burnedge export MODEL)")
     from .importers.onnx import read
 
-    proto = read(a.model)
-    missing = unsupported_ops(proto)
+    zoo = getattr(a, "arch", None) is not None  # a zoo checkpoint: traced from burnedge.nn, no ONNX file to read
+    proto = None if zoo else read(a.model)
+    missing = {} if zoo else unsupported_ops(proto)
     info: dict[str, Any] = {"model": str(a.model), "unsupported_ops": missing}
     if not missing:
         try:

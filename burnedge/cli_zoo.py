@@ -75,11 +75,10 @@ def cmd_zoo(a: argparse.Namespace) -> int:
     print(f"{len(rows)} architectures (burnedge export CHECKPOINT.safetensors --arch NAME [--config config.json])")
     for r in rows:
         inputs = ", ".join(f"{i['name']} {i['dtype']}{fmt_shape(i['shape'])}" for i in r["inputs"])
-        config = " + config.json" if r["needs_config"] else ""
         options = "; options: " + ", ".join(f"{k}={v}" for k, v in r["options"].items()) if r["options"] else ""
         print(f"{r['name']:18s} {r['summary']}")
         print(f"{'':18s}   inputs: {inputs}{options}")
-        print(f"{'':18s}   loads:  {r['checkpoint']}{config}")
+        print(f"{'':18s}   loads:  {r['checkpoint']}")
     return 0
 
 

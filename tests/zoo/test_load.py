@@ -124,3 +124,15 @@ def test_cli_zoo_lists_every_architecture(capsys):
     assert rows["bert"]["needs_config"] and rows["resnet18"]["inputs"] == [
         {"name": "x", "dtype": "float32", "shape": [1, 3, 224, 224]}
     ]
+
+
+def test_cli_inspect_and_run_arch(tiny, tmp_path, capsys):
+    weights, config = tiny
+    flags = ["--arch", "bert", "--config", str(config), "--input-shape", "input_ids=1,8"]
+    assert main(["inspect", str(weights), *flags]) == 0
+    assert "input_ids                int64    [1, 8]" in capsys.readouterr().out
+    for name in ("input_ids", "attention_mask", "token_type_ids"):
+        np.save(tmp_path / f"{name}.npy", np.ones((1, 8), np.int64))
+    inputs = [f"--input={n}={tmp_path / n}.npy" for n in ("input_ids", "attention_mask", "token_type_ids")]
+    assert main(["run", str(weights), *flags, *inputs, "--output-dir", str(tmp_path / "out")]) == 0
+    assert np.load(tmp_path / "out" / "last_hidden_state.npy").shape == (1, 8, 8)
