@@ -18,6 +18,7 @@ import numpy as np
 
 from . import functional as F
 from ._math import where
+from ._state import current
 from .layers.linear import Linear
 from .module import Module
 from .tensor import Parameter, Tensor
@@ -91,6 +92,8 @@ class MultiheadAttention(Module):
         average_attn_weights: bool = True,
         is_causal: bool = False,
     ):
+        if is_causal and attn_mask is None:  # torch's rule: the flag is a hint about the mask given
+            raise current().error("is_causal=True needs attn_mask (the causal mask it describes), as in torch")
         unbatched = query.dim() == 2
         if unbatched:  # [L, E]: one sequence
             query, key, value = (t.unsqueeze(0) for t in (query, key, value))

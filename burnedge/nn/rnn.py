@@ -117,7 +117,7 @@ class _RNNBase(Module):
         if hx is None:
             return current().const(np.zeros(shape, np.float32))
         if tuple(hx.shape) != shape:
-            raise ValueError(f"{type(self).__name__}: initial state has shape {tuple(hx.shape)}; expected {shape}")
+            raise current().error(f"initial state has shape {list(hx.shape)}; expected {list(shape)}")
         return hx
 
     def _run(self, x: Tensor, initial: list[Tensor | None]) -> tuple[Tensor, list[Tensor]]:

@@ -129,7 +129,7 @@ def load_checkpoint(
     tensors = entry.prepare(read_checkpoint(path))
     shapes = resolve_shapes(entry, cfg, input_shapes)
     module = entry.build(cfg, tensors, opts)
-    module.load_state_dict(tensors)
+    module.load_state_dict(tensors, source=str(path))
     dtypes = {i.name: i.dtype for i in entry.inputs(cfg)}
     model = trace(module.eval(), {name: np.zeros(shape, dtypes[name]) for name, shape in shapes.items()})
     model.name, model.source = entry.name, Path(path)

@@ -12,6 +12,7 @@ import torch
 
 import burnedge
 import burnedge.nn as nn
+from burnedge.errors import TraceError
 
 from .common import randn, run, state_of, worst
 
@@ -105,3 +106,18 @@ def test_parameter_names_are_torchs():
     ref, ours = _pair()
     assert sorted(ours.state_dict()) == sorted(ref.state_dict())
     assert {k: v.shape for k, v in ours.state_dict().items()}["in_proj_weight"] == (3 * E, E)
+
+
+def test_is_causal_needs_the_mask():
+    _, ours = _pair()
+
+    class Causal(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.mha = ours
+
+        def forward(self, x):
+            return self.mha(x, x, x, is_causal=True)[0]
+
+    with pytest.raises(TraceError, match=r"mha \(MultiheadAttention\): is_causal=True needs attn_mask"):
+        burnedge.trace(Causal(), {"x": (L, B, E)})

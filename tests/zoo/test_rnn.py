@@ -13,6 +13,7 @@ import torch
 
 import burnedge
 import burnedge.nn as nn
+from burnedge.errors import TraceError
 
 from .common import randn, run, state_of, worst
 
@@ -150,3 +151,22 @@ def test_gate_order_is_onnxs():
     blocks = np.repeat(np.arange(4), 2)[:, None]
     assert torch_to_onnx_gates("LSTM", blocks)[:, 0].tolist() == [0, 0, 3, 3, 1, 1, 2, 2]
     assert torch_to_onnx_gates("GRU", blocks[:6])[:, 0].tolist() == [1, 1, 0, 0, 2, 2]
+
+
+def test_unbatched_input():
+    """A [T, I] input (no batch dim) gives [T, H] outputs and [layers, H] states, as in torch."""
+    _, ref, ours = _pair("lstm")
+    x = randn(4, CASES["lstm"]["input_size"])
+    feeds = {"x": x, "h0": randn(1, 7, seed=1), "c0": randn(1, 7, seed=2)}
+    got = run(burnedge.trace(Wrap(ours, True), feeds), feeds)
+    with torch.no_grad():
+        t = {k: torch.from_numpy(v) for k, v in feeds.items()}
+        y, (h, c) = ref(t["x"], (t["h0"], t["c0"]))
+    for name, want in (("y", y), ("h", h), ("c", c)):
+        assert worst(got[name], want.numpy()) < TOL, name
+
+
+def test_a_wrong_initial_state_names_the_layer():
+    _, _, ours = _pair("gru-3layers-bi")
+    with pytest.raises(TraceError, match=r"rnn \(GRU\): initial state has shape \[2, 1, 4\]; expected \[6, 1, 4\]"):
+        burnedge.trace(Wrap(ours, False), {"x": (5, 1, 3), "h0": (2, 1, 4)})

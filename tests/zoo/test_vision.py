@@ -20,6 +20,7 @@ from safetensors.numpy import save_file
 from safetensors.torch import save_file as save_torch
 
 import burnedge
+from burnedge.errors import WeightsError
 from burnedge.zoo import ARCHITECTURES
 
 from .common import randn, run, worst
@@ -78,3 +79,23 @@ def test_mlperf_tiny_matches_the_suites_torch_model(name, tmp_path):
     with torch.no_grad():
         want = ref(torch.from_numpy(x)).numpy()
     assert worst(run(model, {"input": x})["output"], want) < 1e-5
+
+
+def test_a_mismatched_checkpoint_is_one_error_naming_every_key(tmp_path):
+    """A renamed key (so one missing and one unexpected) and a wrong shape, in one WeightsError."""
+    layout = dict(RECORD["models"]["resnet18"]["state_dict"])
+    layout["layer1.0.conv1.weights"] = layout.pop("layer1.0.conv1.weight")
+    layout["layer2.0.bn1.bias"] = [[7], "float32"]
+    save_file(fill(layout), str(tmp_path / "r.safetensors"))
+    with pytest.raises(WeightsError) as info:
+        burnedge.load(tmp_path / "r.safetensors", arch="resnet18")
+    message = str(info.value)
+    for part in (
+        "r.safetensors",
+        "layer1.0.conv1.weight",
+        "layer1.0.conv1.weights",
+        "layer2.0.bn1.bias",
+        "[7]",
+        "[128]",
+    ):
+        assert part in message, part
