@@ -37,6 +37,8 @@ def sizes(args: tuple) -> tuple[int, ...]:
     for a in args:
         if tr.is_tensor(a):
             raise tr.error("a size given as a traced tensor: sizes must be Python ints (shapes are static)")
+        if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
+            raise tr.error(f"sizes must be ints, got {a!r} in {list(args)}")
     return tuple(int(a) for a in args)
 
 

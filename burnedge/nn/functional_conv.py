@@ -16,16 +16,14 @@ __all__ = ["conv1d", "conv2d", "conv_pads", "conv_transpose1d", "conv_transpose2
 _PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "circular"}
 
 
-def tup(value: int | Sequence[int], n: int, what: str) -> list[int]:
-    """An int or a sequence of `n` ints as a list of `n` ints (torch's `_pair` / `_single`)."""
-    if isinstance(value, (int, np.integer)):
-        return [int(value)] * n
-    out = [int(v) for v in value]
+def tup(value: int | Sequence[int], n: int, what: str, least: int = 0) -> list[int]:
+    """An int or a sequence of `n` ints (each at least `least`) as a list of `n` ints (torch's `_pair`)."""
+    out = [value] * n if isinstance(value, (int, np.integer)) else list(value)
     if len(out) == 1:
         out *= n
-    if len(out) != n:
-        raise current().error(f"{what} must be an int or {n} ints, got {list(value)}")
-    return out
+    if len(out) != n or not all(isinstance(v, (int, np.integer)) and v >= least for v in out):
+        raise current().error(f"{what} must be an int or {n} ints of at least {least}, got {value!r}")
+    return [int(v) for v in out]
 
 
 def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Any:
@@ -126,7 +124,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n: int, what: 
         raise tr.error(f"expected input with {w.shape[1] * groups} channels, got {x.shape[1]}")
     if w.shape[0] % groups:
         raise tr.error(f"{w.shape[0]} output channels do not divide into {groups} groups")
-    k, st, dil = list(w.shape[2:]), tup(stride, n, "stride"), tup(dilation, n, "dilation")
+    k, st, dil = list(w.shape[2:]), tup(stride, n, "stride", 1), tup(dilation, n, "dilation", 1)
     pads = conv_pads(padding, k, dil, st)
     b = None if bias is None else tr.lift(bias, x.dtype)
     y = tr.op("Conv", x, w, b, kernel_shape=k, strides=st, dilations=dil, pads=pads, group=int(groups))
@@ -151,7 +149,7 @@ def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilati
     x, added = batched(tr, x, n, what)
     if x.shape[1] != w.shape[0]:
         raise tr.error(f"expected input with {w.shape[0]} channels, got {x.shape[1]}")
-    k, st, dil = list(w.shape[2:]), tup(stride, n, "stride"), tup(dilation, n, "dilation")
+    k, st, dil = list(w.shape[2:]), tup(stride, n, "stride", 1), tup(dilation, n, "dilation", 1)
     p, op = tup(padding, n, "padding"), tup(output_padding, n, "output_padding")
     if any(o >= max(s, d) for o, s, d in zip(op, st, dil)):
         raise tr.error(f"output_padding {op} must be smaller than the stride {st} or the dilation {dil}")

@@ -34,8 +34,8 @@ def _unbatch(y: Any, added: bool) -> Any:
 
 def _geometry(kernel_size, stride, padding, n: int) -> tuple[list[int], list[int], list[int]]:
     tr = current()
-    k = tup(kernel_size, n, "kernel_size")
-    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else tup(stride, n, "stride")
+    k = tup(kernel_size, n, "kernel_size", 1)
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else tup(stride, n, "stride", 1)
     p = tup(padding, n, "padding")
     if any(pp > kk // 2 for pp, kk in zip(p, k)):
         raise tr.error(f"padding {p} should be at most half the kernel size {k}")
@@ -48,7 +48,7 @@ def _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, return_indic
         raise tr.error(f"{what} with return_indices=True is not supported (indices are for unpooling in training)")
     t, added = _input(x, n, what)
     k, s, p = _geometry(kernel_size, stride, padding, n)
-    d = tup(dilation, n, "dilation")
+    d = tup(dilation, n, "dilation", 1)
     y = tr.op("MaxPool", t, kernel_shape=k, strides=s, pads=p + p, dilations=d, ceil_mode=int(bool(ceil_mode)))
     return _unbatch(y, added)
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import TraceError
 from ..importers.onnx import infer_and_fold
-from ..ir import Graph, Node
+from ..ir import Graph, Node, Value
 from ..model import Model
 from ..ops import for_onnx
 from ._state import ACTIVE
@@ -91,14 +91,14 @@ def _name_outputs(tracer: Tracer, pairs: list[tuple[str, Any]]) -> list[str]:
         node = producers.get(t.name)
         if node is None or t.name in taken:
             tracer.nodes.append(Node(for_onnx("Identity", OPSET), f"{name}/Identity", [t.name], [name]))
-            tracer.values[name] = tracer.values[t.name].__class__(name, t.dtype, t.shape)
+            tracer.values[name] = Value(name, t.dtype, t.shape)
         else:
             old = t.name
             node.outputs = [name if o == old else o for o in node.outputs]
             for n in tracer.nodes:
                 n.inputs = [name if i == old else i for i in n.inputs]
             v = tracer.values.pop(old)
-            tracer.values[name] = v.__class__(name, v.dtype, v.shape)
+            tracer.values[name] = Value(name, v.dtype, v.shape)
             producers[name] = node
             taken.add(name)
         out.append(name)

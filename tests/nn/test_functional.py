@@ -44,7 +44,7 @@ CASES = {
     "max-elementwise": lambda L, F, x: L.max(x, x * 0.5) if L is torch else x.max(x * 0.5),
     "softmax": lambda L, F, x: x.softmax(dim=1) + F.softmax(x, dim=-1) + F.log_softmax(x, dim=2),
     "reshape-view": lambda L, F, x: x.reshape(2, -1).view(6, 2, 18).flatten(1).reshape((4, 54)),
-    "flatten": lambda L, F, x: x.flatten() + 0 if False else x.flatten(1, 2),
+    "flatten": lambda L, F, x: x.flatten(1, 2) + x.flatten().reshape(2, 18, 6),
     "permute-transpose": lambda L, F, x: x.permute(0, 2, 3, 1).transpose(1, 2).contiguous(),
     "T-t": lambda L, F, x: x[0, 0].t() + x[0, 1].T,
     "squeeze-unsqueeze": lambda L, F, x: x[:, :1].squeeze(1).unsqueeze(-1).squeeze() + x[:, 0, :, :1],
