@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from . import cli_bundle, cli_inputs
+from . import cli_bundle, cli_inputs, cli_zoo
 from .analysis import stored, summarize, unsupported_ops
 from .bundle import looks_like
 from .cli_inputs import UsageError, fmt_shape, si
@@ -26,6 +26,8 @@ def cmd_inspect(a: argparse.Namespace, shapes: dict[str, tuple[int, ...]]) -> in
     from .importers.onnx import read
 
     zoo = getattr(a, "arch", None) is not None  # a zoo checkpoint: traced from burnedge.nn, no ONNX file to read
+    if not zoo:
+        cli_zoo.no_arch(a)
     proto = None if zoo else read(a.model)
     missing = {} if zoo else unsupported_ops(proto)
     info: dict[str, Any] = {"model": str(a.model), "unsupported_ops": missing}

@@ -10,7 +10,7 @@ from typing import Any
 
 from .cli_inputs import UsageError, fmt_shape
 
-__all__ = ["add_arch_flags", "add_command", "arch_model"]
+__all__ = ["add_arch_flags", "add_command", "arch_model", "no_arch"]
 
 
 def add_arch_flags(s: argparse.ArgumentParser) -> None:
@@ -38,14 +38,24 @@ def _options(items: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+def no_arch(a: argparse.Namespace) -> None:
+    """Without --arch: no zoo flags, and no .safetensors model (it holds weights, not an architecture)."""
+    if getattr(a, "config", None) or getattr(a, "arch_option", None):
+        raise UsageError("--config and --arch-option need --arch NAME (see: burnedge zoo)")
+    if str(a.model).lower().endswith(".safetensors"):
+        raise UsageError(
+            f"{a.model}: a safetensors checkpoint holds weights, not an architecture: give --arch NAME "
+            "(burnedge zoo lists them), or write the model in burnedge.nn and trace it"
+        )
+
+
 def arch_model(a: argparse.Namespace, shapes: Mapping[str, tuple[int, ...]]):
     """The zoo Model the arguments name, or None without --arch (the model is then a file to import)."""
     from .zoo import load
 
     arch = getattr(a, "arch", None)
     if arch is None:
-        if getattr(a, "config", None) or getattr(a, "arch_option", None):
-            raise UsageError("--config and --arch-option need --arch NAME (see: burnedge zoo)")
+        no_arch(a)
         return None
     if getattr(a, "bind", None):
         raise UsageError("--bind applies to ONNX models, not to a zoo checkpoint (--arch)")

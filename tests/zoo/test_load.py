@@ -110,6 +110,10 @@ def test_cli_errors_are_one_line_with_status_2(tiny, capsys):
     assert "--config and --arch-option need --arch" in capsys.readouterr().err
     assert main(["export", str(weights), "--arch", "bert", "--config", str(config), "--arch-option", "x"]) == 2
     assert "expected KEY=VALUE" in capsys.readouterr().err
+    for command in ("export", "run", "inspect", "quantize"):
+        extra = ["--calibration", str(weights)] if command == "quantize" else []
+        assert main([command, str(weights), *extra]) == 2, command
+        assert "holds weights, not an architecture: give --arch NAME" in capsys.readouterr().err, command
 
 
 def test_cli_zoo_lists_every_architecture(capsys):
