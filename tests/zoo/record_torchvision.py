@@ -30,6 +30,15 @@ def reference_input() -> np.ndarray:
     return np.random.default_rng(1).standard_normal(INPUT).astype(np.float32)
 
 
+def _dumps(value, depth: int = 0) -> str:
+    """JSON with one line per state-dict entry (and the logits on one line): small, and diffs read well."""
+    if isinstance(value, dict) and depth < 4:
+        pad = "  " * (depth + 1)
+        items = ",\n".join(f"{pad}{json.dumps(k)}: {_dumps(v, depth + 1)}" for k, v in value.items())
+        return "{\n" + items + "\n" + "  " * depth + "}"
+    return json.dumps(value)
+
+
 def main() -> None:
     sys.modules["torchvision._meta_registrations"] = types.ModuleType("torchvision._meta_registrations")
     import torchvision
@@ -43,7 +52,7 @@ def main() -> None:
         with torch.no_grad():
             logits = model(torch.from_numpy(reference_input()))[0].numpy()
         record["models"][name] = {"state_dict": layout, "logits": [float(f"{v:.8g}") for v in logits]}
-    OUT.write_text(json.dumps(record, indent=0) + "\n")
+    OUT.write_text(_dumps(record) + "\n")
     print(f"wrote {OUT}")
 
 
