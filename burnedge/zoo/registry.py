@@ -46,7 +46,8 @@ class Input:
 
 @dataclass(frozen=True)
 class Architecture:
-    """A zoo entry. `build(config, tensors, options)` makes the module whose names match the prepared checkpoint;
+    """A zoo entry. `build(config, tensors, options)` makes the module whose names match the prepared checkpoint
+    (and may add to `tensors` the buffers that checkpoints may leave out, such as BERT's position_ids);
     `inputs(config)` are the inputs with their default shapes; `check(config, shapes, given)` returns the shapes to
     use (inputs tied to a given one follow it) or refuses what the network cannot take (a ModelError);
     `options` are the keyword options `build` takes, with their defaults."""

@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 import pytest
-from safetensors.numpy import save_file
+from safetensors.numpy import load_file, save_file
 
 import burnedge
 from burnedge.cli import main
@@ -140,3 +140,18 @@ def test_cli_inspect_and_run_arch(tiny, tmp_path, capsys):
     inputs = [f"--input={n}={tmp_path / n}.npy" for n in ("input_ids", "attention_mask", "token_type_ids")]
     assert main(["run", str(weights), *flags, *inputs, "--output-dir", str(tmp_path / "out")]) == 0
     assert np.load(tmp_path / "out" / "last_hidden_state.npy").shape == (1, 8, 8)
+
+
+def test_a_float16_checkpoint_loads_as_float32(tiny, tmp_path):
+    weights, config = tiny
+    half = {k: v.astype(np.float16) if v.dtype == np.float32 else v for k, v in load_file(str(weights)).items()}
+    save_file(half, str(tmp_path / "half.safetensors"))
+    shapes = {"input_ids": (1, 8)}
+    full = burnedge.load(weights, arch="bert", config=config, input_shapes=shapes)
+    model = burnedge.load(tmp_path / "half.safetensors", arch="bert", config=config, input_shapes=shapes)
+    floats = {v.dtype for v in model.graph.values.values() if v.data is not None and v.dtype.kind == "f"}
+    assert floats == {np.dtype(np.float32)}
+    feeds = {"input_ids": np.arange(8)[None], "attention_mask": np.ones((1, 8), np.int64)}
+    feeds["token_type_ids"] = np.zeros((1, 8), np.int64)
+    a, b = (burnedge.Session(m).run(feeds)["last_hidden_state"] for m in (model, full))
+    assert 0 < np.abs(a - b).max() < 1e-2  # the float16 rounding of the weights, no more
