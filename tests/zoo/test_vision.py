@@ -82,10 +82,11 @@ def test_mlperf_tiny_matches_the_suites_torch_model(name, tmp_path):
 
 
 def test_a_mismatched_checkpoint_is_one_error_naming_every_key(tmp_path):
-    """A renamed key (so one missing and one unexpected) and a wrong shape, in one WeightsError."""
+    """A renamed key (its old name missing, its new one unexpected), a missing key and a wrong shape: one error."""
     layout = dict(RECORD["models"]["resnet18"]["state_dict"])
     layout["layer1.0.conv1.weights"] = layout.pop("layer1.0.conv1.weight")
     layout["layer2.0.bn1.bias"] = [[7], "float32"]
+    del layout["fc.bias"]
     save_file(fill(layout), str(tmp_path / "r.safetensors"))
     with pytest.raises(WeightsError) as info:
         burnedge.load(tmp_path / "r.safetensors", arch="resnet18")
@@ -97,5 +98,6 @@ def test_a_mismatched_checkpoint_is_one_error_naming_every_key(tmp_path):
         "layer2.0.bn1.bias",
         "[7]",
         "[128]",
+        "fc.bias",
     ):
         assert part in message, part
