@@ -82,6 +82,11 @@ def test_the_test_firmware_passes_in_qemu_from_the_cli(tiny_int8, tmp_path, caps
     assert len(counts) == len(b.vectors()) and min(counts) > 1000
     again = firmware.emulate(b, "cortex-m4")  # -icount: the same count on every run, whatever the load
     assert again.run.instructions == counts and again.run.ok
+    assert abs(again.run.clock_hz / targets.get("cortex-m4").emulator.clock_hz - 1) < 0.01  # the loop agrees
+    header = (keep / "model.h").read_text()  # a microcontroller bundle takes and gives int8, its qparams in model.h
+    q = b.manifest["inputs"][0]["quantization"]
+    assert b.manifest["inputs"][0]["dtype"] == "int8" and b.manifest["outputs"][0]["dtype"] == "int8"
+    assert f"#define BE_INPUT_0_ZERO_POINT {q['zero_point']}" in header and "BE_OUTPUT_0_SCALE" in header
     host = burnedge.Session(b).run(b.vectors()[0][0])
     assert all(np.array_equal(host[n], again.run.outputs[0][n]) for n in host)  # bit for bit the host library's
 
