@@ -35,6 +35,7 @@ def cmd_targets(a: argparse.Namespace) -> int:
                 "emulator": emu.argv() if emu else None,
                 "emulator_installed": (shutil.which(emu.command[0]) is not None) if emu else None,
                 "emulator_package": emu.package if emu else None,
+                "memories": {m.name: {"base": m.base, "size": m.size} for m in t.memories},
                 "file": str(t.path),
             }
         )
@@ -47,7 +48,9 @@ def cmd_targets(a: argparse.Namespace) -> int:
         flags = " ".join(r["flags"])
         cc = "" if r["compiler_installed"] else f"   (missing: apt-get install {r['compiler_package']})"
         pad = " " * (width + 2)
-        print(f"{pad}{r['arch']} ({r['triple']}), {r['cores']} cores, {r['ram_mb']:,} MB; {r['cc']} {flags}{cc}")
+        size = ", ".join(f"{k} {m['size']:,} B @ 0x{m['base']:08x}" for k, m in r["memories"].items())
+        size = size or f"{r['ram_mb']:,} MB"
+        print(f"{pad}{r['arch']} ({r['triple']}), {r['cores']} cores, {size}; {r['cc']} {flags}{cc}")
         if r["features"]:
             print(f"{pad}needs {' '.join(r['features'])}")
         if r["emulator"]:
