@@ -1,0 +1,105 @@
+/* int8 GEMM for Cortex-M cores with Helium (MVE): dot products along K with VMLADAVA on the B panels of
+ * qgemm.h as they are, the requantisation of reference/qgemm.c (be_rq1), so every result is the reference's bit
+ * for bit.
+ *
+ * Why along K: MVE reduces a vector into a scalar accumulator in one instruction (16 int8 products for
+ * VMLADAVA.S8), and a tile needs only 6 accumulators, not the 96 of the register tile of the other sets.
+ * Algorithm (tile_rows: rows of raw int8 A, read in place; QMatMul's rows, the channels-last conv's gathered or
+ * in-place pixel rows):
+ *  1. per column c and 16 values of K: one halfword gather reads column c's 8 K pairs out of the B panel (kp*32
+ *     bytes apart: 16 int8 in K order), predicated off past the panel's K pairs;
+ *  2. each of the tile's rows loads its 16 A values (predicated off past K) and VMLADAVA adds the 16 products to
+ *     its int32 accumulator (exact products; sums wrap modulo 2^32 as the reference's truncated int64 sum);
+ *  3. QMatMul with a zero point a_zp: sum (a - a_zp) b = sum a b - a_zp sum b, the column sum by VADDVA once per
+ *     column and step (equal modulo 2^32, so the wrapped results agree); then + bias and be_rq1.
+ * be_qgemm_tile (int16-pair A panels: the NCHW conv's weights) gathers a row's 4 K pairs (8 int16) and column c's
+ * 8 B values sign-extended to int16, and sums them with VMLADAVA.S16.
+ */
+#include "qgemm.h"
+#include "cm_mve.h"
+
+static const uint16_t B_PAIRS[8] = {0, 32, 64, 96, 128, 160, 192, 224};  /* 8 K pairs of a column, bytes */
+static const uint16_t B_BYTES[8] = {0, 1, 32, 33, 64, 65, 96, 97};       /* 4 K pairs of a column, bytes */
+static const uint16_t A_PAIRS[8] = {0, 1, 12, 13, 24, 25, 36, 37};       /* 4 K pairs of a row, int16 */
+
+/* + bias, requantise and store the accumulators of rows r < ROWS of column c */
+static BE_AI void store_col(const int ROWS, const uint32_t *acc, uint32_t zp_sum, int c, int8_t *y, long ldy,
+                            const be_qepi *e, long i0, long j0) {
+#pragma GCC unroll 6
+    for (int r = 0; r < ROWS; r++) {
+        const long ch = e->per_col ? j0 + c : i0 + r;
+        const uint32_t v = acc[r] - zp_sum + (e->bias ? (uint32_t)e->bias[ch] : 0u);
+        y[r * ldy + c] = be_rq1((int32_t)v, e->mult[ch], e->shift[ch], e->lim[ch], e->zp, e->lo, e->hi);
+    }
+}
+
+/* Y(ROWS x nr) = epilogue((A - a_zp) * B panel): row r of A at a + r*lda (K values, raw int8) */
+static BE_AI void tile_rows_n(const int ROWS, long K, const int8_t *a, long lda, int32_t a_zp, const int8_t *b,
+                              int nr, int8_t *y, long ldy, const be_qepi *e, long i0, long j0) {
+    const uint16x8_t off = vld1q_u16(B_PAIRS);
+    for (int c = 0; c < nr; c++) {
+        int32_t acc[BE_QMR] = {0}, sum = 0;
+        const int8_t *bc = b + 2 * c;
+        long k0 = 0;
+        for (; k0 + 16 <= K; k0 += 16) { /* whole steps: no predicates */
+            const int8x16_t bv = vreinterpretq_s8_u16(vldrhq_gather_offset_u16((const uint16_t *)(bc + k0 * 16), off));
+            const int8_t *ar = a + k0;
+#pragma GCC unroll 6
+            for (int r = 0; r < ROWS; r++, ar += lda) acc[r] = vmladavaq_s8(acc[r], vld1q_s8(ar), bv);
+            if (a_zp) sum = vaddvaq_s8(sum, bv);
+        }
+        if (k0 < K) { /* the last 1-15 values of K */
+            const mve_pred16_t pb = vctp16q((uint32_t)((K - k0 + 1) / 2)), pa = vctp8q((uint32_t)(K - k0));
+            const int8x16_t bv =
+                vreinterpretq_s8_u16(vldrhq_gather_offset_z_u16((const uint16_t *)(bc + k0 * 16), off, pb));
+            const int8_t *ar = a + k0;
+#pragma GCC unroll 6
+            for (int r = 0; r < ROWS; r++, ar += lda) acc[r] = vmladavaq_s8(acc[r], vldrbq_z_s8(ar, pa), bv);
+            if (a_zp) sum = vaddvaq_s8(sum, bv);
+        }
+        store_col(ROWS, (const uint32_t *)acc, (uint32_t)a_zp * (uint32_t)sum, c, y, ldy, e, i0, j0);
+    }
+}
+
+static void tile_rows(long K, const int8_t *a, long lda, int32_t a_zp, const int8_t *b, int mr, int nr, int8_t *y,
+                      long ldy, const be_qepi *e, long i0, long j0) {
+    switch (mr) { /* the row count as a constant: the accumulators stay in registers */
+    case 1: tile_rows_n(1, K, a, lda, a_zp, b, nr, y, ldy, e, i0, j0); break;
+    case 2: tile_rows_n(2, K, a, lda, a_zp, b, nr, y, ldy, e, i0, j0); break;
+    case 3: tile_rows_n(3, K, a, lda, a_zp, b, nr, y, ldy, e, i0, j0); break;
+    case 4: tile_rows_n(4, K, a, lda, a_zp, b, nr, y, ldy, e, i0, j0); break;
+    case 5: tile_rows_n(5, K, a, lda, a_zp, b, nr, y, ldy, e, i0, j0); break;
+    default: tile_rows_n(BE_QMR, K, a, lda, a_zp, b, nr, y, ldy, e, i0, j0);
+    }
+}
+
+void be_qgemm_tile(long k2, const int16_t *a, const int8_t *b, int mr, int nr, int8_t *y, long ldy,
+                   const be_qepi *e, long i0, long j0) {
+    const uint16x8_t ob = vld1q_u16(B_BYTES), oa = vld1q_u16(A_PAIRS);
+    for (int c = 0; c < nr; c++) {
+        int32_t acc[BE_QMR] = {0};
+        for (long kp = 0; kp < k2; kp += 4) {
+            const mve_pred16_t p = vctp16q((uint32_t)(2 * (k2 - kp)));
+            const int16x8_t bv = vldrbq_gather_offset_z_s16(b + kp * 32 + 2 * c, ob, p);
+            for (int r = 0; r < mr; r++)
+                acc[r] = vmladavaq_s16(acc[r], vldrhq_gather_shifted_offset_z_s16(a + (kp * BE_QMR + r) * 2, oa, p), bv);
+        }
+        for (int r = 0; r < mr; r++) {
+            const long ch = e->per_col ? j0 + c : i0 + r;
+            const uint32_t v = (uint32_t)acc[r] + (e->bias ? (uint32_t)e->bias[ch] : 0u);
+            y[r * ldy + c] = be_rq1((int32_t)v, e->mult[ch], e->shift[ch], e->lim[ch], e->zp, e->lo, e->hi);
+        }
+    }
+}
+
+/* MVE tiles read A rows in place: QMatMul packs nothing (qgemm_loops.h's packing call becomes a no-op) */
+#define pack_a_rows(a, lda, K, kread, zp, mr, dst) ((void)(dst))
+#define QG_A_QUADS 1
+#define QG_PACK_QUADS()
+#define QG_TILE_QUADS()                                                                                         \
+    tile_rows(K, a + i0 * lda, lda, a_zp, bpack + q * k2 * 32, mr, nr, y + i0 * ldy + j0, ldy, e, i0, j0); \
+    continue;
+#define QG_PANEL_PACK() ((void)kread, (void)apanel)
+#define QG_PANEL_TILE() tile_rows(K, a, lda, 0, bpack + q * k2 * 32, mr, nr, y + j0, ldy, e, i0, j0)
+
+#include "qgemm_loops.h"
