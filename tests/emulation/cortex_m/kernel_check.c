@@ -5,6 +5,7 @@
  * both sides) prints the same hashes of the reference outputs: the check of the device's reference against the
  * host's. Output, one line per kernel: "<kernel> cases=<n> bad=<mismatching cases> hash=<fnv-1a of outputs>". */
 #include "qconv.h"
+#include "rq32.h"
 
 #ifdef CM_HOST
 #include <stdio.h>
@@ -247,8 +248,29 @@ static int check_qconv_nchw(void) {
     return bad;
 }
 
+/* the 32-bit form of the requantisation rule against the rule, over every shift and the accumulator's extremes */
+static int check_rq32(void) {
+    int bad = 0;
+    for (int t = 0; t < 400 * CASES; t++) {
+        const int32_t s = range(1, 62), m = rnd(16) == 0 ? (int32_t)(1u << 30) : (int32_t)((1u << 30) + (next() >> 2));
+        const int32_t lim = s <= 20 ? 1 : s <= 31 ? (int32_t)(1u << (s - 21)) : INT32_MAX;
+        const int r = rnd(8);
+        const int32_t near = range(-400, 400) * (1 << (s > 30 && s < 52 ? s - 30 : 0)); /* results near int8's range */
+        const int32_t acc = r == 0 ? INT32_MIN : r == 1 ? INT32_MAX : r < 6 ? near : (int32_t)next();
+        const int wide = rnd(4) != 0; /* mostly the whole int8 range, so that few results are clamped */
+        const int32_t zp = wide ? range(-16, 16) : zero_point(), lo = wide ? -128 : range(-128, 0);
+        const int32_t hi = wide ? 127 : range(lo, 127);
+        const int8_t want = be_rq1(acc, m, s, lim, zp, lo, hi);
+        bad += want != be_rq1_32(acc, m, s, lim, zp, lo, hi);
+        hash = (hash ^ (uint8_t)want) * 16777619u;
+    }
+    report("rq32", 400 * CASES, bad);
+    return bad;
+}
+
 int main(void) {
-    int bad = check_qgemm();
+    int bad = check_rq32();
+    bad += check_qgemm();
     bad += check_qconv_nhwc();
     bad += check_qdwconv_nhwc();
     bad += check_qconv_nchw();

@@ -30,6 +30,8 @@ void Reset_Handler(void) {
     cm_exit(main() == 0);
 }
 
+__attribute__((weak)) void SysTick_Handler(void) {}
+
 static void Fault_Handler(void) {
     cm_puts("FAULT\n");
     cm_exit(0);
@@ -37,5 +39,5 @@ static void Fault_Handler(void) {
 
 __attribute__((section(".vectors"), used)) static void (*const vectors[16])(void) = {
     (void (*)(void))(&__stack_top), Reset_Handler, Fault_Handler, Fault_Handler, Fault_Handler, Fault_Handler,
-    Fault_Handler, 0, 0, 0, 0, Fault_Handler, Fault_Handler, 0, Fault_Handler, Fault_Handler,
+    Fault_Handler, 0, 0, 0, 0, Fault_Handler, Fault_Handler, 0, Fault_Handler, SysTick_Handler,
 };

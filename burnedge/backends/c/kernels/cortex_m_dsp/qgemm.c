@@ -1,5 +1,6 @@
 /* int8 GEMM for Cortex-M cores with the DSP extension: the int16-pair tile of reference/qgemm.c with SMLAD, the
- * same panel layouts (qgemm.h), the same requantisation (be_rq1), so every result is the reference's bit for bit.
+ * same panel layouts (qgemm.h), the same requantisation (be_rq1, in 32-bit steps: rq32.h), so every result is the
+ * reference's bit for bit.
  *
  * Algorithm (tile, 3 rows x 2 columns of accumulators per pass: 6 int32 in registers beside the pointers):
  *  1. per K pair, one word of the B panel holds the pairs of two columns as bytes [c.b0, c.b1, c1.b0, c1.b1];
@@ -9,12 +10,13 @@
  *     a0 * b0 + a1 * b1 to the row's accumulator of each column: 4 products for 2 SMLAD, and the B unpacking is
  *     shared by the 3 rows. Products of |a| <= 255, |b| <= 128 are exact; the accumulator wraps modulo 2^32
  *     (SMLAD only sets the Q flag), as the reference's int64 sum truncated to 32 bits does;
- *  3. + bias, be_rq1 per output (the rule of qgemm.h).
+ *  3. + bias, be_rq1_32 per output (qgemm.h's rule in 32-bit steps, rq32.h).
  * Rows past mr are never computed; an odd last column computes its zero-padded neighbour and drops it.
  * A panels are packed by pack_a_rows from raw int8 rows (minus the zero point) with 4-byte loads.
  */
 #include "qgemm.h"
 #include "cm_dsp.h"
+#include "rq32.h"
 
 /* the two pairs of a word of 4 int8 [b0, b1, b2, b3] as int16: *p0 = (b0, b1), *p1 = (b2, b3); of a B panel
  * word: *p0 = (B(2kp, c), B(2kp+1, c)), *p1 = the same for column c + 1 */
@@ -65,7 +67,7 @@ void be_qgemm_tile(long k2, const int16_t *a, const int8_t *b, int mr, int nr, i
                     const long ch = e->per_col ? j0 + c + j : i0 + r0 + r;
                     const uint32_t v = (uint32_t)acc[r][j] + (e->bias ? (uint32_t)e->bias[ch] : 0u);
                     y[(r0 + r) * ldy + c + j] =
-                        be_rq1((int32_t)v, e->mult[ch], e->shift[ch], e->lim[ch], e->zp, e->lo, e->hi);
+                        be_rq1_32((int32_t)v, e->mult[ch], e->shift[ch], e->lim[ch], e->zp, e->lo, e->hi);
                 }
         }
     }

@@ -1,6 +1,6 @@
 /* int8 GEMM for Cortex-M cores with Helium (MVE): dot products along K with VMLADAVA on the B panels of
- * qgemm.h as they are, the requantisation of reference/qgemm.c (be_rq1), so every result is the reference's bit
- * for bit.
+ * qgemm.h as they are, the requantisation of reference/qgemm.c (be_rq1, in 32-bit steps: rq32.h), so every result
+ * is the reference's bit for bit.
  *
  * Why along K: MVE reduces a vector into a scalar accumulator in one instruction (16 int8 products for
  * VMLADAVA.S8), and a tile needs only 6 accumulators, not the 96 of the register tile of the other sets.
@@ -11,12 +11,13 @@
  *  2. each of the tile's rows loads its 16 A values (predicated off past K) and VMLADAVA adds the 16 products to
  *     its int32 accumulator (exact products; sums wrap modulo 2^32 as the reference's truncated int64 sum);
  *  3. QMatMul with a zero point a_zp: sum (a - a_zp) b = sum a b - a_zp sum b, the column sum by VADDVA once per
- *     column and step (equal modulo 2^32, so the wrapped results agree); then + bias and be_rq1.
+ *     column and step (equal modulo 2^32, so the wrapped results agree); then + bias and be_rq1_32.
  * be_qgemm_tile (int16-pair A panels: the NCHW conv's weights) gathers a row's 4 K pairs (8 int16) and column c's
  * 8 B values sign-extended to int16, and sums them with VMLADAVA.S16.
  */
 #include "qgemm.h"
 #include "cm_mve.h"
+#include "rq32.h"
 
 static const uint16_t B_PAIRS[8] = {0, 32, 64, 96, 128, 160, 192, 224};  /* 8 K pairs of a column, bytes */
 static const uint16_t B_BYTES[8] = {0, 1, 32, 33, 64, 65, 96, 97};       /* 4 K pairs of a column, bytes */
@@ -29,7 +30,7 @@ static BE_AI void store_col(const int ROWS, const uint32_t *acc, uint32_t zp_sum
     for (int r = 0; r < ROWS; r++) {
         const long ch = e->per_col ? j0 + c : i0 + r;
         const uint32_t v = acc[r] - zp_sum + (e->bias ? (uint32_t)e->bias[ch] : 0u);
-        y[r * ldy + c] = be_rq1((int32_t)v, e->mult[ch], e->shift[ch], e->lim[ch], e->zp, e->lo, e->hi);
+        y[r * ldy + c] = be_rq1_32((int32_t)v, e->mult[ch], e->shift[ch], e->lim[ch], e->zp, e->lo, e->hi);
     }
 }
 
@@ -87,7 +88,7 @@ void be_qgemm_tile(long k2, const int16_t *a, const int8_t *b, int mr, int nr, i
         for (int r = 0; r < mr; r++) {
             const long ch = e->per_col ? j0 + c : i0 + r;
             const uint32_t v = (uint32_t)acc[r] + (e->bias ? (uint32_t)e->bias[ch] : 0u);
-            y[r * ldy + c] = be_rq1((int32_t)v, e->mult[ch], e->shift[ch], e->lim[ch], e->zp, e->lo, e->hi);
+            y[r * ldy + c] = be_rq1_32((int32_t)v, e->mult[ch], e->shift[ch], e->lim[ch], e->zp, e->lo, e->hi);
         }
     }
 }
