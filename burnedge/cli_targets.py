@@ -1,5 +1,5 @@
-"""The target commands of the CLI (`targets`, `emulate`): parsing and printing only; the work is in burnedge.targets
-and burnedge.emulate."""
+"""The target commands of the CLI (`targets`, `emulate`, `firmware`): parsing and printing only; the work is in
+burnedge.targets, burnedge.emulate (Linux boards) and burnedge.firmware (microcontrollers)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["add_commands", "cmd_emulate", "cmd_targets"]
+__all__ = ["add_commands", "cmd_emulate", "cmd_firmware", "cmd_targets"]
 
 
 def cmd_targets(a: argparse.Namespace) -> int:
@@ -71,6 +71,9 @@ def cmd_emulate(a: argparse.Namespace) -> int:
     ok = True
     for t in targets:
         keep = a.keep / t.name if a.keep is not None and len(targets) > 1 else a.keep
+        if t.os == "baremetal":
+            ok &= _emulate_firmware(b, t, a, keep)
+            continue
         r = emulate(b, t, runner=a.runner, threads=a.threads, tolerance=a.tolerance, keep=keep, timeout=a.timeout)
         where = "natively" if r.command[0] == "./runner" else "under " + " ".join(r.command[:3])
         print(f"target     {t.name}: {t.description}, {where}")
@@ -88,6 +91,46 @@ def cmd_emulate(a: argparse.Namespace) -> int:
         print("PASS" if r.ok else "FAIL")
         ok &= r.ok
     return 0 if ok else 1
+
+
+def _emulate_firmware(b, t, a: argparse.Namespace, keep: Path | None) -> bool:
+    """`emulate` on a microcontroller: the test firmware built and booted in QEMU system mode."""
+    from . import firmware
+
+    fw = firmware.emulate(b, t, keep, tolerance=a.tolerance, timeout=a.timeout or 300)
+    r = fw.run
+    print(f"target     {t.name}: {t.description}, under {' '.join(r.command[:3])}")
+    for c in r.checks:
+        verdict = "ok" if c.ok else "MISMATCH"
+        print(
+            f"vector {c.vector:<3d} {c.output:24s} max abs error {c.max_abs:.3g}  relative {c.relative:.3g}  {verdict}"
+        )
+    print(f"instructions {', '.join(f'{n:,}' for n in r.instructions)} per inference (QEMU -icount)")
+    for line in firmware.format_report(fw.report):
+        print(line)
+    rule = "bit-exact (an int8 bundle)" if r.exact else f"tolerance {r.tolerance:g} relative"
+    print(f"max error  {r.max_abs:.3g} ({rule}); the firmware said: {r.verdict}")
+    if keep is not None:
+        print(f"kept       {fw.folder} (report: {fw.folder / firmware.REPORT})")
+    print("PASS" if r.ok else "FAIL")
+    return r.ok
+
+
+def cmd_firmware(a: argparse.Namespace) -> int:
+    from . import firmware
+    from .targets import get
+
+    fw = firmware.firmware(a.bundle, get(a.target, a.targets_dir), a.output, a.template, a.tolerance)
+    print(f"target     {fw.target.name}: {fw.target.description}")
+    print(f"template   {fw.template}: {fw.folder}")
+    print(f"built      {fw.built} (make -C {fw.folder})")
+    if fw.report is not None:
+        for line in firmware.format_report(fw.report):
+            print(line)
+        print(
+            f"report     {fw.folder / firmware.REPORT}; stack measured by: burnedge emulate --target {fw.target.name}"
+        )
+    return 0
 
 
 def add_commands(sub: argparse._SubParsersAction, count: Callable[..., Callable[[str], int]]) -> None:
@@ -109,3 +152,13 @@ def add_commands(sub: argparse._SubParsersAction, count: Callable[..., Callable[
     s.add_argument("--timeout", type=float, metavar="SECONDS", help="give up on a run after this long")
     s.add_argument("--targets-dir", **dirs)
     s.set_defaults(fn=cmd_emulate)
+
+    s = sub.add_parser("firmware", help="write and build a microcontroller firmware (or library) of a bundle")
+    s.add_argument("bundle", type=Path)
+    s.add_argument("--target", required=True, metavar="NAME", help="a bare-metal target: cortex-m3, cortex-m4 ...")
+    what = "baremetal: a firmware that runs the bundle's vectors (default); library: drop-in sources"
+    s.add_argument("--template", choices=["baremetal", "library"], default="baremetal", help=what)
+    s.add_argument("-o", "--output", type=Path, required=True, metavar="DIR")
+    s.add_argument("--tolerance", type=float, default=1e-4, help="largest relative error of a float output")
+    s.add_argument("--targets-dir", **dirs)
+    s.set_defaults(fn=cmd_firmware)

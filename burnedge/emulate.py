@@ -28,7 +28,7 @@ import numpy as np
 from . import backends
 from . import bundle as bundle_format
 from .bundle import Bundle
-from .bundle.vectors import as_declared
+from .bundle.vectors import as_declared, bit_exact
 from .feeds import Check, compare
 from .targets import Target, TargetError, get
 
@@ -74,8 +74,7 @@ class Result:
 
 def _exact(b: Bundle) -> bool:
     """An int8 bundle whose every op runs in int8: its outputs are the reference's, bit for bit, on any target."""
-    q = b.manifest.get("quantization")
-    return bool(q) and not q.get("kept_float")
+    return bit_exact(b.manifest)
 
 
 def stage(b: Bundle, target: Target, folder: Path, tolerance: float = 1e-4) -> Path:

@@ -335,7 +335,7 @@ def _export(
     plan = compiler.plan(model, b, options)
     art = b.artifacts(plan)
     for t in targets:
-        t.check_fits(plan.arena_bytes + art.weight_bytes)
+        t.check_fits(plan.arena_bytes + art.weight_bytes, plan.arena_bytes, art.weight_bytes)
     libraries = {t.name: b.build(art, t) for t in targets}
     constants = {n: plan.graph.values[n].data for n in plan.graph.outputs if plan.graph.values[n].is_const}
     weights, layout, const_keys = _weights(art.weights, constants)

@@ -1,4 +1,5 @@
-"""Writing files so that a reader sees the old file or the new one, never half of one (the one write_atomic)."""
+"""Writing files so that a reader sees the old file or the new one, never half of one (the one write_atomic),
+and bytes as C source (c_array: weights and test vectors compiled into firmware)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["write_atomic"]
+__all__ = ["c_array", "write_atomic"]
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes | Callable[[BinaryIO], object]) -> Path:
@@ -36,3 +37,17 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | Callable[[BinaryIO]
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def c_array(name: str, data: bytes, align: int = 8, storage: str = "static ") -> str:
+    """`data` as a C definition ``const uint8_t name[n]``, `align`-byte aligned: const, so it goes to flash on a
+    microcontroller; decimal values, lines of about 110 characters."""
+    values = ",".join(str(v) for v in data) or "0"
+    lines = []
+    while values:
+        cut = values.find(",", 110)
+        cut = len(values) if cut < 0 else cut + 1
+        lines.append(values[:cut])
+        values = values[cut:]
+    body = "\n".join(lines)
+    return f"{storage}const uint8_t {name}[{max(len(data), 1)}] __attribute__((aligned({align}))) = {{\n{body}\n}};\n"

@@ -45,6 +45,7 @@ __all__ = [
     "BuildError",
     "Toolchain",
     "build_model",
+    "build_object",
     "cache_dir",
     "host_toolchain",
     "kernel_library",
@@ -231,3 +232,18 @@ def build_model(source: str, tc: Toolchain | None = None, kernel_dir: Path | Non
             tc.package,
         )
         return _place(so, out)
+
+
+def build_object(source: str, tc: Toolchain) -> Path:
+    """An object file of a generated model source compiled by `tc` (a microcontroller's: firmware links it with
+    the kernels it calls); cached by content."""
+    digest = hashlib.sha256((tc.key() + source).encode()).hexdigest()[:24]
+    out = cache_dir() / f"model-{tc.name}-{digest}.o"
+    if out.exists():
+        return out
+    with tempfile.TemporaryDirectory(dir=cache_dir()) as tmp:
+        src = Path(tmp) / "model.c"
+        src.write_text(source)
+        obj = Path(tmp) / "model.o"
+        _run([tc.cc, *tc.cflags, "-I", str(KERNEL_DIR), "-c", str(src), "-o", str(obj)], "the model", tc.package)
+        return _place(obj, out)
