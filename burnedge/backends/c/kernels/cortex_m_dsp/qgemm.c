@@ -51,6 +51,9 @@ static BE_AI void tile_cols2(const int ROWS, long k2, const int16_t *a, const in
 
 void be_qgemm_tile(long k2, const int16_t *a, const int8_t *b, int mr, int nr, int8_t *y, long ldy,
                    const be_qepi *e, long i0, long j0) {
+    /* the epilogue's fields in locals: int8 stores may alias the struct, which would reload them per output */
+    const int32_t *bias = e->bias, *mult = e->mult, *shift = e->shift, *lim = e->lim;
+    const int32_t zp = e->zp, lo = e->lo, hi = e->hi, per_col = e->per_col;
     for (int c = 0; c < nr; c += 2) {
         const int nc = nr - c < 2 ? nr - c : 2;
         for (int r0 = 0; r0 < mr; r0 += 3) {
@@ -62,13 +65,22 @@ void be_qgemm_tile(long k2, const int16_t *a, const int8_t *b, int mr, int nr, i
                 tile_cols2(2, k2, a + 2 * r0, b + 2 * c, acc);
             else
                 tile_cols2(1, k2, a + 2 * r0, b + 2 * c, acc);
-            for (int r = 0; r < rows; r++)
-                for (int j = 0; j < nc; j++) {
-                    const long ch = e->per_col ? j0 + c + j : i0 + r0 + r;
-                    const uint32_t v = (uint32_t)acc[r][j] + (e->bias ? (uint32_t)e->bias[ch] : 0u);
-                    y[(r0 + r) * ldy + c + j] =
-                        be_rq1_32((int32_t)v, e->mult[ch], e->shift[ch], e->lim[ch], e->zp, e->lo, e->hi);
+            for (int j = 0; j < nc; j++) {
+                int8_t *yc = y + r0 * ldy + c + j;
+                if (per_col) { /* one channel per column: its parameters once for the rows */
+                    const long ch = j0 + c + j;
+                    const uint32_t bb = bias ? (uint32_t)bias[ch] : 0u;
+                    const int32_t m = mult[ch], sh = shift[ch], l = lim[ch];
+                    for (int r = 0; r < rows; r++)
+                        yc[r * ldy] = be_rq1_32((int32_t)((uint32_t)acc[r][j] + bb), m, sh, l, zp, lo, hi);
+                } else {
+                    for (int r = 0; r < rows; r++) {
+                        const long ch = i0 + r0 + r;
+                        const uint32_t v = (uint32_t)acc[r][j] + (bias ? (uint32_t)bias[ch] : 0u);
+                        yc[r * ldy] = be_rq1_32((int32_t)v, mult[ch], shift[ch], lim[ch], zp, lo, hi);
+                    }
                 }
+            }
         }
     }
 }

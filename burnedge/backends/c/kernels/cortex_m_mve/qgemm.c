@@ -23,14 +23,25 @@ static const uint16_t B_PAIRS[8] = {0, 32, 64, 96, 128, 160, 192, 224};  /* 8 K 
 static const uint16_t B_BYTES[8] = {0, 1, 32, 33, 64, 65, 96, 97};       /* 4 K pairs of a column, bytes */
 static const uint16_t A_PAIRS[8] = {0, 1, 12, 13, 24, 25, 36, 37};       /* 4 K pairs of a row, int16 */
 
-/* + bias, requantise and store the accumulators of rows r < ROWS of column c */
+/* + bias, requantise and store the accumulators of rows r < ROWS of column c (the epilogue's fields read into
+ * locals first: int8 stores may alias the struct) */
 static BE_AI void store_col(const int ROWS, const uint32_t *acc, uint32_t zp_sum, int c, int8_t *y, long ldy,
                             const be_qepi *e, long i0, long j0) {
+    const int32_t *bias = e->bias, *mult = e->mult, *shift = e->shift, *lim = e->lim;
+    const int32_t zp = e->zp, lo = e->lo, hi = e->hi;
+    if (e->per_col) { /* one channel for the column */
+        const long ch = j0 + c;
+        const uint32_t bb = (bias ? (uint32_t)bias[ch] : 0u) - zp_sum;
+        const int32_t m = mult[ch], sh = shift[ch], l = lim[ch];
+#pragma GCC unroll 6
+        for (int r = 0; r < ROWS; r++) y[r * ldy + c] = be_rq1_32((int32_t)(acc[r] + bb), m, sh, l, zp, lo, hi);
+        return;
+    }
 #pragma GCC unroll 6
     for (int r = 0; r < ROWS; r++) {
-        const long ch = e->per_col ? j0 + c : i0 + r;
-        const uint32_t v = acc[r] - zp_sum + (e->bias ? (uint32_t)e->bias[ch] : 0u);
-        y[r * ldy + c] = be_rq1_32((int32_t)v, e->mult[ch], e->shift[ch], e->lim[ch], e->zp, e->lo, e->hi);
+        const long ch = i0 + r;
+        const uint32_t v = acc[r] - zp_sum + (bias ? (uint32_t)bias[ch] : 0u);
+        y[r * ldy + c] = be_rq1_32((int32_t)v, mult[ch], shift[ch], lim[ch], zp, lo, hi);
     }
 }
 
