@@ -10,7 +10,8 @@
  *  1. the taps' weights of the two channels as int16 pairs (w_c, w_c1) in one word each;
  *  2. per output pixel, per tap, one word of the band is (x_c, x_c1) minus x_zp: SMLABB adds x_c * w_c to the
  *     first channel's sum, SMLATT x_c1 * w_c1 to the second's (|x| <= 255, |w| <= 128: exact; sums of at most
- *     512 taps fit int32); 3x3 kernels of dilation 1 read their taps as three rows of three words;
+ *     512 taps fit int32); 3x3 kernels of dilation 1 keep their 9 weight pairs at hand and, at stride 1, take
+ *     two pixels of a row at a time (4 words of each input row for the 6 taps of both);
  *  3. + bias, be_rq1_32 with the pair's parameters (read once per pair), stored to NHWC or NCHW.
  */
 #define DW_ELEM int16_t
@@ -19,58 +20,69 @@
 #include "rq32.h"
 #include "qconv_dw_nhwc_loops.h"
 
-/* the requantisation of one channel, read once per channel pair */
+/* the requantisation of one channel, read once per channel pair (locals: int8 stores may alias the epilogue) */
 typedef struct {
-    int32_t bias, m, s, lim;
+    int32_t bias, m, s, lim, zp, lo, hi;
 } dw_rq;
 
 static BE_AI dw_rq dw_rq_of(const be_qepi *e, long ch) {
-    dw_rq q = {e->bias ? e->bias[ch] : 0, e->mult[ch], e->shift[ch], e->lim[ch]};
+    dw_rq q = {e->bias ? e->bias[ch] : 0, e->mult[ch], e->shift[ch], e->lim[ch], e->zp, e->lo, e->hi};
     return q;
 }
 
-static BE_AI int8_t dw_out(int32_t acc, const dw_rq *q, const be_qepi *e) {
-    return be_rq1_32((int32_t)((uint32_t)acc + (uint32_t)q->bias), q->m, q->s, q->lim, e->zp, e->lo, e->hi);
+static BE_AI int8_t dw_out(int32_t acc, const dw_rq *q) {
+    return be_rq1_32((int32_t)((uint32_t)acc + (uint32_t)q->bias), q->m, q->s, q->lim, q->zp, q->lo, q->hi);
 }
+
+/* the weights of tap t of channels c, c+1 as an int16 pair (the floats are exact integers) */
+static BE_AI uint32_t dw_w(const float *wf, int t, long c8, long c) {
+    return ((uint32_t)(int32_t)wf[(long)t * c8 + c] & 0xFFFFu) | ((uint32_t)(int32_t)wf[(long)t * c8 + c + 1] << 16);
+}
+
+/* += one tap of a channel pair: x = (x_c, x_c1) of the band, w = (w_c, w_c1) */
+#define DW_TAP(x, w, a0, a1) (a0 = __smlabb((int32_t)(x), (int32_t)(w), a0), a1 = __smlatt((int32_t)(x), (int32_t)(w), a1))
 
 static void dw_band(const int16_t *buf, long wp, long c8, const be_qconv_geo *g, const long *off, const float *wf,
                     const be_qepi *e, long oy0, long oy1, int out_nhwc, int8_t *yi) {
     const int taps = g->KH * g->KW, three = g->KH == 3 && g->KW == 3 && g->dh == 1 && g->dw == 1;
     const long ohw = (long)g->OH * g->OW, OW = g->OW, C = g->C;
     const long sy = (long)g->sh * wp * c8, sx = (long)g->sw * c8, rs = wp * c8;
-    uint32_t wv[taps];
+    const long next = out_nhwc ? 1 : ohw, step = out_nhwc ? C : 1; /* the pair's second channel; the next pixel */
+    uint32_t wv[9]; /* a 3x3 kernel's weights of the pair; other kernels convert them per tap */
     for (long c = 0; c < C; c += 2) {
-        for (int t = 0; t < taps; t++)
-            wv[t] = ((uint32_t)(int32_t)wf[(long)t * c8 + c] & 0xFFFFu) | ((uint32_t)(int32_t)wf[(long)t * c8 + c + 1] << 16);
+        for (int t = 0; three && t < 9; t++) wv[t] = dw_w(wf, t, c8, c);
         const dw_rq q0 = dw_rq_of(e, c), q1 = dw_rq_of(e, c + 1 < C ? c + 1 : c);
         const int two = c + 1 < C;
         for (long oy = oy0; oy < oy1; oy++) {
             const int16_t *row = buf + (oy - oy0) * sy + c;
-            for (long ox = 0; ox < OW; ox++) {
+            int8_t *d = out_nhwc ? yi + oy * OW * C + c : yi + c * ohw + oy * OW;
+            long ox = 0;
+            if (three && sx == c8) /* stride 1: two pixels at a time, 4 words of a row for their 6 taps */
+                for (; ox + 2 <= OW; ox += 2, d += 2 * step) {
+                    const int16_t *p = row + ox * sx;
+                    int32_t a0 = 0, a1 = 0, b0 = 0, b1 = 0;
+                    for (int ky = 0; ky < 3; ky++, p += rs) {
+                        const uint32_t *w = wv + 3 * ky, x1 = be_cm_ld32(p + c8), x2 = be_cm_ld32(p + 2 * c8);
+                        DW_TAP(be_cm_ld32(p), w[0], a0, a1);
+                        DW_TAP(x1, w[1], a0, a1);
+                        DW_TAP(x2, w[2], a0, a1);
+                        DW_TAP(x1, w[0], b0, b1);
+                        DW_TAP(x2, w[1], b0, b1);
+                        DW_TAP(be_cm_ld32(p + 3 * c8), w[2], b0, b1);
+                    }
+                    d[0] = dw_out(a0, &q0);
+                    d[step] = dw_out(b0, &q0);
+                    if (two) d[next] = dw_out(a1, &q1), d[step + next] = dw_out(b1, &q1);
+                }
+            for (; ox < OW; ox++, d += step) {
                 const int16_t *base = row + ox * sx;
                 int32_t a0 = 0, a1 = 0;
-                if (three) {
-                    for (int ky = 0; ky < 3; ky++) {
-                        const int16_t *p = base + ky * rs;
-                        const uint32_t x0 = be_cm_ld32(p), x1 = be_cm_ld32(p + c8), x2 = be_cm_ld32(p + 2 * c8);
-                        a0 = __smlabb((int32_t)x0, (int32_t)wv[3 * ky], a0);
-                        a1 = __smlatt((int32_t)x0, (int32_t)wv[3 * ky], a1);
-                        a0 = __smlabb((int32_t)x1, (int32_t)wv[3 * ky + 1], a0);
-                        a1 = __smlatt((int32_t)x1, (int32_t)wv[3 * ky + 1], a1);
-                        a0 = __smlabb((int32_t)x2, (int32_t)wv[3 * ky + 2], a0);
-                        a1 = __smlatt((int32_t)x2, (int32_t)wv[3 * ky + 2], a1);
-                    }
-                } else {
-                    for (int t = 0; t < taps; t++) {
-                        const uint32_t x = be_cm_ld32(base + off[t]);
-                        a0 = __smlabb((int32_t)x, (int32_t)wv[t], a0);
-                        a1 = __smlatt((int32_t)x, (int32_t)wv[t], a1);
-                    }
-                }
-                const long p = oy * OW + ox;
-                int8_t *d = out_nhwc ? yi + p * C + c : yi + c * ohw + p;
-                d[0] = dw_out(a0, &q0, e);
-                if (two) d[out_nhwc ? 1 : ohw] = dw_out(a1, &q1, e);
+                if (three)
+                    for (int t = 0; t < 9; t++) DW_TAP(be_cm_ld32(base + off[t]), wv[t], a0, a1);
+                else
+                    for (int t = 0; t < taps; t++) DW_TAP(be_cm_ld32(base + off[t]), dw_w(wf, t, c8, c), a0, a1);
+                d[0] = dw_out(a0, &q0);
+                if (two) d[next] = dw_out(a1, &q1);
             }
         }
     }
