@@ -1,7 +1,8 @@
 /* Internal to the kernel sets: the band copy and the driver of qconv_dw_nhwc.c (reference/qconv_dw_nhwc.c has
  * the algorithm). A set's qconv_dw_nhwc.c includes this, then defines dw_band (the taps and the requantisation
  * of a band, 8 channels at a time). The band holds floats (exact integers) unless the set defines DW_ELEM first
- * (int16_t: the Cortex-M DSP set's SMLAxy); the float scratch of qconv.h then holds it with room to spare. */
+ * (int16_t: the Cortex-M DSP set's SMLAxy); the float scratch of qconv.h then holds it with room to spare. A set
+ * may also define DW_CONVERT (a row of int8 minus x_zp into the band) first. */
 #ifndef BURNEDGE_QCONV_DW_NHWC_LOOPS_H
 #define BURNEDGE_QCONV_DW_NHWC_LOOPS_H
 
@@ -18,6 +19,10 @@ static int qthreads(int threads, double work, long jobs) {
 #define DP 4 /* output pixels per block */
 #ifndef DW_ELEM
 #define DW_ELEM float
+#endif
+#ifndef DW_CONVERT /* d[i] = s[i] - x_zp for i < n: a set may define a vector form first */
+#define DW_CONVERT(d, s, n, x_zp) \
+    for (long i_ = 0; i_ < (n); i_++) (d)[i_] = (DW_ELEM)((s)[i_] - (x_zp))
 #endif
 
 /* padded input rows iy0 .. iy0+rin-1 (padded coordinates) of image xi as DW_ELEM minus x_zp, [row][wp][c8] */
@@ -39,7 +44,7 @@ static void dw_fill(const int8_t *xi, int in_nhwc, const be_qconv_geo *g, long c
         if (in_nhwc && C == c8) { /* whole 8-channel pixels: the row is one run */
             const int8_t *s = xi + iy * g->W * C;
             DW_ELEM *dp = d + g->pw * c8;
-            for (long i = 0; i < wn * C; i++) dp[i] = (DW_ELEM)(s[i] - x_zp);
+            DW_CONVERT(dp, s, wn * C, x_zp);
         } else if (in_nhwc) {
             const int8_t *s = xi + iy * g->W * C;
             for (long ix = 0; ix < wn; ix++) {
