@@ -13,4 +13,17 @@
 
 #define BE_AI inline __attribute__((always_inline))
 
+/* 4 int32 values (accumulator + bias) through qgemm.h's rule when every lane's s >= 33 (rq32.h's case): VMULH
+ * gives the product's high word, VRSHL by down = 32 - s adds 2^(s-33) and shifts right arithmetically by s - 32;
+ * + zp, clamp to [lo, hi] */
+static BE_AI int32x4_t be_mve_rq_wide(int32x4_t v, int32x4_t m, int32x4_t down, int32_t zp, int32x4_t lo,
+                                      int32x4_t hi) {
+    return vminq_s32(vmaxq_s32(vaddq_n_s32(vrshlq_s32(vmulhq_s32(v, m), down), zp), lo), hi);
+}
+
+/* whether lanes i < n of s all take be_mve_rq_wide */
+static BE_AI int be_mve_all_wide(int32x4_t s, int n) {
+    return vminvq_s32(INT32_MAX, vpselq_s32(s, vdupq_n_s32(INT32_MAX), vctp32q((uint32_t)n))) >= 33;
+}
+
 #endif

@@ -6,7 +6,7 @@
  *  1. per output pixel and tap, VFMA adds the band's 4 values times the tap's 4 weights: the products and sums
  *     are integers below 2^24 (qconv.h), so float arithmetic is exact, as in the reference;
  *  2. the 4 sums become int32 (exact) + bias, then the rule of qgemm.h in 32-bit lanes when every channel of the
- *     group has s >= 33 (rq_wide: rq32.h's case with VMULH and a rounding shift), else be_rq1_32 per channel;
+ *     group has s >= 33 (be_mve_rq_wide, cm_mve.h: VMULH and a rounding shift), else be_rq1_32 per channel;
  *     4 int8 stored by a predicated narrowing store (NHWC) or one by one, ohw apart (NCHW).
  */
 #include "qconv.h"
@@ -27,12 +27,6 @@ static BE_AI void dw_convert(float *d, const int8_t *s, long n, int32_t x_zp) {
 #error "the Helium depthwise kernel needs MVE's float lanes (an M55 with its FPU): build the reference set alone"
 #endif
 
-/* 4 int32 sums + bias through the rule (every lane's s >= 33): VMULH gives the product's high word, VRSHL by
- * -(s - 32) adds 2^(s-33) and shifts right arithmetically (rq32.h's s >= 33 case), + zp, clamp */
-static BE_AI int32x4_t rq_wide(int32x4_t v, int32x4_t m, int32x4_t down, int32_t zp, int32x4_t lo, int32x4_t hi) {
-    return vminq_s32(vmaxq_s32(vaddq_n_s32(vrshlq_s32(vmulhq_s32(v, m), down), zp), lo), hi);
-}
-
 static void dw_band(const float *buf, long wp, long c8, const be_qconv_geo *g, const long *off, const float *wf,
                     const be_qepi *e, long oy0, long oy1, int out_nhwc, int8_t *yi) {
     const int taps = g->KH * g->KW, three = taps == 9 && g->KH == 3 && g->dh == 1 && g->dw == 1;
@@ -45,7 +39,7 @@ static void dw_band(const float *buf, long wp, long c8, const be_qconv_geo *g, c
         const mve_pred16_t keep = vctp32q((uint32_t)n);
         const int32x4_t bias = e->bias ? vld1q_s32(e->bias + c) : vdupq_n_s32(0); /* channel arrays: padded to 16 */
         const int32x4_t m = vld1q_s32(e->mult + c), s = vld1q_s32(e->shift + c);
-        const int wide = vminvq_s32(INT32_MAX, vpselq_s32(s, vdupq_n_s32(INT32_MAX), keep)) >= 33;
+        const int wide = be_mve_all_wide(s, n);
         const int32x4_t down = vsubq_s32(vdupq_n_s32(32), s);
         const float *w = wf + c;
         for (long oy = oy0; oy < oy1; oy++) {
@@ -65,7 +59,7 @@ static void dw_band(const float *buf, long wp, long c8, const be_qconv_geo *g, c
                 const int32x4_t v = vaddq_s32(vcvtq_s32_f32(acc), bias);
                 int32_t lane[4];
                 if (wide) {
-                    vst1q_s32(lane, rq_wide(v, m, down, zp, lo, hi));
+                    vst1q_s32(lane, be_mve_rq_wide(v, m, down, zp, lo, hi));
                 } else {
                     vst1q_s32(lane, v);
                     for (int i = 0; i < n; i++)

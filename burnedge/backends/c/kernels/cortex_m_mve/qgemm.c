@@ -11,7 +11,8 @@
  *  2. each of the tile's rows loads its 16 A values (predicated off past K) and VMLADAVA adds the 16 products to
  *     its int32 accumulator (exact products; sums wrap modulo 2^32 as the reference's truncated int64 sum);
  *  3. QMatMul with a zero point a_zp: sum (a - a_zp) b = sum a b - a_zp sum b, the column sum by VADDVA once per
- *     column and step (equal modulo 2^32, so the wrapped results agree); then + bias and be_rq1_32.
+ *     column and step (equal modulo 2^32, so the wrapped results agree);
+ *  4. per 4 columns, + bias and the rule in q registers (be_mve_rq_wide: VMULH, VRSHL) or be_rq1_32 per output.
  * be_qgemm_tile (int16-pair A panels: the NCHW conv's weights) gathers a row's 4 K pairs (8 int16) and column c's
  * 8 B values sign-extended to int16, and sums them with VMLADAVA.S16.
  */
@@ -23,53 +24,71 @@ static const uint16_t B_PAIRS[8] = {0, 32, 64, 96, 128, 160, 192, 224};  /* 8 K 
 static const uint16_t B_BYTES[8] = {0, 1, 32, 33, 64, 65, 96, 97};       /* 4 K pairs of a column, bytes */
 static const uint16_t A_PAIRS[8] = {0, 1, 12, 13, 24, 25, 36, 37};       /* 4 K pairs of a row, int16 */
 
-/* + bias, requantise and store the accumulators of rows r < ROWS of column c (the epilogue's fields read into
- * locals first: int8 stores may alias the struct) */
-static BE_AI void store_col(const int ROWS, const uint32_t *acc, uint32_t zp_sum, int c, int8_t *y, long ldy,
-                            const be_qepi *e, long i0, long j0) {
+/* + bias, requantise and store acc[r][j] (rows r < ROWS, columns c0 + j, j < nc <= 4; the zero point's column
+ * term already taken off): per column channels (QMatMul, channels-last convs) 4 columns at once in q registers
+ * when their shifts allow (be_mve_rq_wide), else one by one with be_rq1_32 (the epilogue's fields in locals first:
+ * int8 stores may alias the struct) */
+static BE_AI void store_cols(const int ROWS, const int32_t acc[BE_QMR][4], int c0, int nc, int8_t *y, long ldy,
+                             const be_qepi *e, long i0, long j0) {
     const int32_t *bias = e->bias, *mult = e->mult, *shift = e->shift, *lim = e->lim;
     const int32_t zp = e->zp, lo = e->lo, hi = e->hi;
-    if (e->per_col) { /* one channel for the column */
-        const long ch = j0 + c;
-        const uint32_t bb = (bias ? (uint32_t)bias[ch] : 0u) - zp_sum;
-        const int32_t m = mult[ch], sh = shift[ch], l = lim[ch];
+    if (e->per_col) {
+        const long ch = j0 + c0; /* per-column arrays are padded to 16 channels */
+        const int32x4_t s = vld1q_s32(shift + ch);
+        if (be_mve_all_wide(s, nc)) {
+            const int32x4_t m = vld1q_s32(mult + ch), down = vsubq_s32(vdupq_n_s32(32), s);
+            const int32x4_t b = bias ? vld1q_s32(bias + ch) : vdupq_n_s32(0);
+            const int32x4_t vlo = vdupq_n_s32(lo), vhi = vdupq_n_s32(hi);
+            const mve_pred16_t keep = vctp32q((uint32_t)nc);
 #pragma GCC unroll 6
-        for (int r = 0; r < ROWS; r++) y[r * ldy + c] = be_rq1_32((int32_t)(acc[r] + bb), m, sh, l, zp, lo, hi);
-        return;
+            for (int r = 0; r < ROWS; r++)
+                vstrbq_p_s32(y + r * ldy + c0, be_mve_rq_wide(vaddq_s32(vld1q_s32(acc[r]), b), m, down, zp, vlo, vhi),
+                             keep);
+            return;
+        }
     }
-#pragma GCC unroll 6
-    for (int r = 0; r < ROWS; r++) {
-        const long ch = i0 + r;
-        const uint32_t v = acc[r] - zp_sum + (bias ? (uint32_t)bias[ch] : 0u);
-        y[r * ldy + c] = be_rq1_32((int32_t)v, mult[ch], shift[ch], lim[ch], zp, lo, hi);
-    }
+    for (int r = 0; r < ROWS; r++)
+        for (int j = 0; j < nc; j++) {
+            const long ch = e->per_col ? j0 + c0 + j : i0 + r;
+            const uint32_t v = (uint32_t)acc[r][j] + (bias ? (uint32_t)bias[ch] : 0u);
+            y[r * ldy + c0 + j] = be_rq1_32((int32_t)v, mult[ch], shift[ch], lim[ch], zp, lo, hi);
+        }
 }
 
-/* Y(ROWS x nr) = epilogue((A - a_zp) * B panel): row r of A at a + r*lda (K values, raw int8) */
+/* Y(ROWS x nr) = epilogue((A - a_zp) * B panel): row r of A at a + r*lda (K values, raw int8); columns in
+ * groups of 4 for the epilogue */
 static BE_AI void tile_rows_n(const int ROWS, long K, const int8_t *a, long lda, int32_t a_zp, const int8_t *b,
                               int nr, int8_t *y, long ldy, const be_qepi *e, long i0, long j0) {
     const uint16x8_t off = vld1q_u16(B_PAIRS);
-    for (int c = 0; c < nr; c++) {
-        int32_t acc[BE_QMR] = {0}, sum = 0;
-        const int8_t *bc = b + 2 * c;
-        long k0 = 0;
-        for (; k0 + 16 <= K; k0 += 16) { /* whole steps: no predicates */
-            const int8x16_t bv = vreinterpretq_s8_u16(vldrhq_gather_offset_u16((const uint16_t *)(bc + k0 * 16), off));
-            const int8_t *ar = a + k0;
+    for (int c0 = 0; c0 < nr; c0 += 4) {
+        const int nc = nr - c0 < 4 ? nr - c0 : 4;
+        int32_t cols[BE_QMR][4];
+        for (int j = 0; j < nc; j++) {
+            int32_t acc[BE_QMR] = {0}, sum = 0;
+            const int8_t *bc = b + 2 * (c0 + j);
+            long k0 = 0;
+            for (; k0 + 16 <= K; k0 += 16) { /* whole steps: no predicates */
+                const int8x16_t bv =
+                    vreinterpretq_s8_u16(vldrhq_gather_offset_u16((const uint16_t *)(bc + k0 * 16), off));
+                const int8_t *ar = a + k0;
 #pragma GCC unroll 6
-            for (int r = 0; r < ROWS; r++, ar += lda) acc[r] = vmladavaq_s8(acc[r], vld1q_s8(ar), bv);
-            if (a_zp) sum = vaddvaq_s8(sum, bv);
-        }
-        if (k0 < K) { /* the last 1-15 values of K */
-            const mve_pred16_t pb = vctp16q((uint32_t)((K - k0 + 1) / 2)), pa = vctp8q((uint32_t)(K - k0));
-            const int8x16_t bv =
-                vreinterpretq_s8_u16(vldrhq_gather_offset_z_u16((const uint16_t *)(bc + k0 * 16), off, pb));
-            const int8_t *ar = a + k0;
+                for (int r = 0; r < ROWS; r++, ar += lda) acc[r] = vmladavaq_s8(acc[r], vld1q_s8(ar), bv);
+                if (a_zp) sum = vaddvaq_s8(sum, bv);
+            }
+            if (k0 < K) { /* the last 1-15 values of K */
+                const mve_pred16_t pb = vctp16q((uint32_t)((K - k0 + 1) / 2)), pa = vctp8q((uint32_t)(K - k0));
+                const int8x16_t bv =
+                    vreinterpretq_s8_u16(vldrhq_gather_offset_z_u16((const uint16_t *)(bc + k0 * 16), off, pb));
+                const int8_t *ar = a + k0;
 #pragma GCC unroll 6
-            for (int r = 0; r < ROWS; r++, ar += lda) acc[r] = vmladavaq_s8(acc[r], vldrbq_z_s8(ar, pa), bv);
-            if (a_zp) sum = vaddvaq_s8(sum, bv);
+                for (int r = 0; r < ROWS; r++, ar += lda) acc[r] = vmladavaq_s8(acc[r], vldrbq_z_s8(ar, pa), bv);
+                if (a_zp) sum = vaddvaq_s8(sum, bv);
+            }
+            const uint32_t zs = (uint32_t)a_zp * (uint32_t)sum;
+#pragma GCC unroll 6
+            for (int r = 0; r < ROWS; r++) cols[r][j] = (int32_t)((uint32_t)acc[r] - zs);
         }
-        store_col(ROWS, (const uint32_t *)acc, (uint32_t)a_zp * (uint32_t)sum, c, y, ldy, e, i0, j0);
+        store_cols(ROWS, (const int32_t(*)[4])cols, c0, nc, y, ldy, e, i0, j0);
     }
 }
 
