@@ -11,7 +11,8 @@
  *     shared by the 3 rows. Products of |a| <= 255, |b| <= 128 are exact; the accumulator wraps modulo 2^32
  *     (SMLAD only sets the Q flag), as the reference's int64 sum truncated to 32 bits does;
  *  3. + bias, be_rq1_32 per output (qgemm.h's rule in 32-bit steps, rq32.h).
- * Rows past mr are never computed; an odd last column computes its zero-padded neighbour and drops it.
+ * A single row (dense layers) takes 4 columns per pass instead, its A word loaded once for them.
+ * Rows past mr are never computed; a last column group computes its zero-padded neighbours and drops them.
  * A panels are packed by pack_a_rows from raw int8 rows (minus the zero point) with 4-byte loads.
  */
 #include "qgemm.h"
@@ -49,11 +50,40 @@ static BE_AI void tile_cols2(const int ROWS, long k2, const int16_t *a, const in
     acc[0][0] = s00, acc[0][1] = s01, acc[1][0] = s10, acc[1][1] = s11, acc[2][0] = s20, acc[2][1] = s21;
 }
 
+/* acc[0..3] = one row (A words 2 * BE_QMR int16 apart) x columns c .. c+3 of the B panel at b: the A word
+ * loaded once for 4 columns (QMatMul of one row: dense layers) */
+static BE_AI void tile_row_cols4(long k2, const int16_t *a, const int8_t *b, int32_t acc[4]) {
+    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (const int8_t *end = b + k2 * 32; b != end; a += 2 * BE_QMR, b += 32) {
+        uint32_t p0, p1, p2, p3;
+        const int32_t av = (int32_t)be_cm_ld32(a);
+        b_pairs(be_cm_ld32(b), &p0, &p1);
+        s0 = __smlad(av, (int16x2_t)p0, s0);
+        s1 = __smlad(av, (int16x2_t)p1, s1);
+        b_pairs(be_cm_ld32(b + 4), &p2, &p3);
+        s2 = __smlad(av, (int16x2_t)p2, s2);
+        s3 = __smlad(av, (int16x2_t)p3, s3);
+    }
+    acc[0] = s0, acc[1] = s1, acc[2] = s2, acc[3] = s3;
+}
+
 void be_qgemm_tile(long k2, const int16_t *a, const int8_t *b, int mr, int nr, int8_t *y, long ldy,
                    const be_qepi *e, long i0, long j0) {
     /* the epilogue's fields in locals: int8 stores may alias the struct, which would reload them per output */
     const int32_t *bias = e->bias, *mult = e->mult, *shift = e->shift, *lim = e->lim;
     const int32_t zp = e->zp, lo = e->lo, hi = e->hi, per_col = e->per_col;
+    if (mr == 1) { /* one row: 4 columns per pass */
+        for (int c = 0; c < nr; c += 4) {
+            int32_t acc[4];
+            tile_row_cols4(k2, a, b + 2 * c, acc);
+            for (int j = 0; j < 4 && c + j < nr; j++) {
+                const long ch = per_col ? j0 + c + j : i0;
+                const uint32_t v = (uint32_t)acc[j] + (bias ? (uint32_t)bias[ch] : 0u);
+                y[c + j] = be_rq1_32((int32_t)v, mult[ch], shift[ch], lim[ch], zp, lo, hi);
+            }
+        }
+        return;
+    }
     for (int c = 0; c < nr; c += 2) {
         const int nc = nr - c < 2 ? nr - c : 2;
         for (int r0 = 0; r0 < mr; r0 += 3) {
