@@ -194,6 +194,11 @@ def emulate(
     t = target if isinstance(target, Target) else get(target)
     if not b.vectors():
         raise EmulationError(f"{b.path}: the bundle carries no test vectors (export it with test_vectors >= 1)")
+    if t.os == "baremetal":
+        raise EmulationError(
+            f"target {t.name!r} is a microcontroller: its bundle runs as firmware (burnedge.firmware.emulate, or "
+            f"`burnedge emulate {b.path} --target {t.name}`), not under QEMU user mode"
+        )
     try:
         _libraries(b, t)
         no_library = None

@@ -4,8 +4,9 @@ The firmware (firmware_templates/baremetal/main.c) prints each output's bytes, e
 the stack's high-water mark and its own verdict over semihosting; the outputs are checked again here, in Python,
 with the same rule as the Linux boards (burnedge.emulate): bit-exact for an int8 bundle and integer outputs, else
 within the tolerance relative to the largest |reference|. Under ``-icount shift=0`` one instruction is one
-nanosecond of QEMU's virtual clock, so instructions = ticks x 1e9 / clock_hz: a count that does not depend on the
-load of the machine running QEMU.
+nanosecond of QEMU's virtual clock, so ticks are proportional to instructions; a loop of 2,000,000 instructions
+(calibration) gives the ratio, so the count needs no clock frequency, and does not depend on the load of the
+machine running QEMU. The target's emulator.clock_hz must agree with it (a test checks).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class Run:
     wall_s: float
     outputs: list[dict[str, np.ndarray]] = field(repr=False)
     log: str = field(repr=False, default="")
+    clock_hz: int = 0  # SysTick's clock as the calibration loop measured it (1 instruction = 1 ns under -icount)
 
     @property
     def ok(self) -> bool:
@@ -55,11 +57,14 @@ class Run:
 
 
 def _parse(log: str) -> tuple[dict[tuple[int, int], bytes], dict[int, int], int | None, str]:
+    """The firmware's lines; ticks[-1]: the calibration loop's (its instruction count in ticks[-2])."""
     outs, ticks, stack, verdict = {}, {}, None, ""
     for line in log.splitlines():
         parts = line.split()
         if line.startswith("out ") and len(parts) == 4:
             outs[(int(parts[1]), int(parts[2]))] = bytes.fromhex(parts[3])
+        elif line.startswith("calibration ") and len(parts) == 3:
+            ticks[-2], ticks[-1] = int(parts[1]), int(parts[2])
         elif line.startswith("ticks ") and len(parts) == 3:
             ticks[int(parts[1])] = int(parts[2])
         elif line.startswith("stack ") and len(parts) == 2:
@@ -104,6 +109,7 @@ def run(b: Bundle, target: Target, elf: Path, tolerance: float = 1e-4, timeout: 
             checks.append(Check(v, o["name"], *compare(arr, ref, tol)))
             got[o["name"]] = arr
         outputs.append(got)
-    clock = (target.emulator.clock_hz if target.emulator else None) or 1_000_000_000
-    instructions = [round(ticks[v] * 1e9 / clock) for v in sorted(ticks)]
-    return Run(target.name, cmd, checks, exact, tol, instructions, stack, verdict, wall, outputs, proc.stdout)
+    per_tick = ticks[-2] / ticks[-1] if ticks.get(-1) else 1e9 / ((target.emulator and target.emulator.clock_hz) or 1e9)
+    instructions = [round(ticks[v] * per_tick) for v in sorted(ticks) if v >= 0]
+    return Run(target.name, cmd, checks, exact, tol, instructions, stack, verdict, wall, outputs, proc.stdout,
+               round(1e9 / per_tick))  # fmt: skip

@@ -82,6 +82,11 @@ def test_the_test_firmware_passes_in_qemu_from_the_cli(tiny_int8, tmp_path, caps
     assert len(counts) == len(b.vectors()) and min(counts) > 1000
     again = firmware.emulate(b, "cortex-m4")  # -icount: the same count on every run, whatever the load
     assert again.run.instructions == counts and again.run.ok
+    assert abs(again.run.clock_hz / targets.get("cortex-m4").emulator.clock_hz - 1) < 0.01  # the loop agrees
+    header = (keep / "model.h").read_text()  # a microcontroller bundle takes and gives int8, its qparams in model.h
+    q = b.manifest["inputs"][0]["quantization"]
+    assert b.manifest["inputs"][0]["dtype"] == "int8" and b.manifest["outputs"][0]["dtype"] == "int8"
+    assert f"#define BE_INPUT_0_ZERO_POINT {q['zero_point']}" in header and "BE_OUTPUT_0_SCALE" in header
     host = burnedge.Session(b).run(b.vectors()[0][0])
     assert all(np.array_equal(host[n], again.run.outputs[0][n]) for n in host)  # bit for bit the host library's
 
@@ -119,3 +124,15 @@ def test_the_library_template_builds_from_make_and_cmake(tiny_int8, tmp_path):
     proc = subprocess.run(["cmake", "--build", str(build), "-j2"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert (build / "libburnedge_model.a").is_file()
+
+
+@boards
+def test_a_firmware_the_linker_cannot_place_is_refused_with_the_numbers(tiny_int8, tmp_path):
+    text = (targets.BUILTIN_DIR / "cortex-m4.toml").read_text()
+    small = tmp_path / "small-m4.toml"  # flash for the weights, not for the code too
+    small.write_text(text.replace("size = 0x400000  # 4,194,304 bytes", "size = 0x1000", 1))
+    board = targets.load_file(small)
+    assert board.memory("flash").size == 4096 > burnedge.bundle.read(tiny_int8).weight_bytes
+    with pytest.raises(targets.TargetError, match=r"does not fit target 'small-m4'.*flash needs ([\d,]+) bytes "
+                       r"\(the linked firmware\) of 4,096, [\d,]+ too many"):  # fmt: skip
+        firmware.firmware(tiny_int8, board, tmp_path / "fw")

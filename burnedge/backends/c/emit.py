@@ -70,6 +70,9 @@ def emit(plan: Plan, name: str = "model") -> Emitted:
             "",
             "int be_model_step(uint8_t *arena, const uint8_t *weights, int threads, int step) {",
             "  (void)arena; (void)weights; (void)threads;",
+            *(  # the scratch was planned for this many threads (a one-thread plan: a microcontroller's)
+                [f"  if (threads > {plan.graph.threads}) threads = {plan.graph.threads};"] if plan.graph.threads else []
+            ),
             "  switch (step) {",
             *cases,
             "  default: return -1;",

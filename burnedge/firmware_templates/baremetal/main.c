@@ -3,7 +3,8 @@
  * |reference|), then PASS or FAIL with the output error. Also printed, for `burnedge emulate` to read back:
  *
  *   out V K HEX          output K of vector V, its bytes
- *   ticks V N            SysTick ticks of vector V's inference (under QEMU -icount: instructions x clock / 1e9)
+ *   calibration I N      SysTick ticks of a loop of I instructions: ticks per instruction, without trusting a clock
+ *   ticks V N            SysTick ticks of vector V's inference (under QEMU -icount: proportional to instructions)
  *   stack N              the stack's high-water mark in bytes, from the painted stack
  *   PASS | FAIL ...      the verdict
  */
@@ -105,6 +106,14 @@ int main(void) {
     SYST_RVR = 0xFFFFFFu;
     SYST_CVR = 0;
     SYST_CSR = 7u; /* enabled, interrupting on wrap, counting the core clock */
+    while (SYST_CVR == 0u) {
+    } /* its first tick loads RVR; before it the count means nothing */
+    uint64_t c0 = be_ticks();
+    __asm volatile("ldr r0, =1000000\n1:\n\tsubs r0, r0, #1\n\tbne 1b" ::: "r0", "cc"); /* 2,000,000 instructions */
+    uint64_t c1 = be_ticks();
+    put("calibration 2000000 ");
+    put_u(c1 - c0);
+    flush();
     int failed = 0;
     float worst = 0.0f;
     for (int v = 0; v < BE_VECTORS; v++) {

@@ -81,7 +81,7 @@ void be_qdwconv_nhwc_i8(const int8_t *x, const float *wf, int8_t *y, const be_qe
     const long brows = be_qdw_nhwc_band(g), bands = (g->OH + brows - 1) / brows, jobs = (long)g->N * bands;
     if (nt > jobs) nt = (int)jobs;
     if (nt < 1) nt = 1;
-    long off[512];
+    long off[taps]; /* the taps' offsets (taps <= 512): sized to the kernel, a microcontroller's stack is small */
     for (int ky = 0; ky < g->KH; ky++)
         for (int kx = 0; kx < g->KW; kx++)
             off[ky * g->KW + kx] = ((long)ky * g->dh * wp + (long)kx * g->dw) * c8;
