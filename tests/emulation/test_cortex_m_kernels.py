@@ -24,7 +24,7 @@ def _need() -> None:
 @pytest.fixture(scope="module")
 def host(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     lines = cm.host_lines(tmp_path_factory.mktemp("host"), CASES).splitlines()
-    assert lines[-1] == "PASS" and len(lines) == 6, lines
+    assert lines[-1] == "PASS" and len(lines) == 7, lines
     return lines
 
 

@@ -16,6 +16,8 @@ void cm_puts(const char *s);
 
 void ref_qgemm_i8(long M, long N, long K, const int8_t *a, long lda, int32_t a_zp, const int8_t *bpack, int8_t *y,
                   long ldy, const be_qepi *e, int16_t *scratch, int threads);
+void ref_qgemv_i8(long M, long N, long K, const int8_t *a, long lda, const int8_t *bpack, int8_t *y, long ldy,
+                  const be_qepi *e);
 void ref_qconv_nhwc_i8(const int8_t *x, const int8_t *bpack, int8_t *y, const be_qepi *e, const be_qconv_geo *g,
                        int flags, int32_t x_zp, int8_t *scratch, int threads);
 void ref_qdwconv_nhwc_i8(const int8_t *x, const float *wf, int8_t *y, const be_qepi *e, const be_qconv_geo *g,
@@ -144,6 +146,27 @@ static int check_qgemm(void) {
     return bad;
 }
 
+/* a lean plan's dense layers: a few rows straight from A (no zero point: the lowering folds it) */
+static int check_qgemv(void) {
+    int bad = 0, cases = 0;
+    while (cases < CASES) {
+        const long M = rnd(2) ? 1 : range(1, 13), N = range(1, 40);
+        const long K = rnd(4) == 0 ? range(200, 700) : range(1, 80), lda = K + rnd(3), ldy = N + rnd(3);
+        if (M * lda > BIG || M * ldy > BIG || K * N > BIG) continue;
+        cases++;
+        fill(X, M * lda);
+        fill(WSRC, K * N);
+        pack_b(WSRC, K, N, W8);
+        const be_qepi e = epilogue((int)N, rnd(4) != 0);
+        prepare(M * ldy);
+        ref_qgemv_i8(M, N, K, X, lda, W8, Y0, ldy, &e);
+        be_qgemv_i8(M, N, K, X, lda, W8, Y1, ldy, &e);
+        bad += compare(M * ldy);
+    }
+    report("qgemv_i8", cases, bad);
+    return bad;
+}
+
 /* a random conv geometry of one group (dw: depthwise, M = C = G); 0 when it does not fit the buffers */
 static int geometry(be_qconv_geo *g, int dw) {
     g->N = rnd(4) == 0 ? 2 : 1;
@@ -161,6 +184,7 @@ static int geometry(be_qconv_geo *g, int dw) {
     const int fh = (g->H + g->ph + eh - ((g->KH - 1) * g->dh + 1)), fw = (g->W + g->pw + ew - ((g->KW - 1) * g->dw + 1));
     if (fh < 0 || fw < 0) return 0;
     g->OH = fh / g->sh + 1, g->OW = fw / g->sw + 1;
+    g->band = rnd(2) ? 0 : range(1, 3); /* the kernel's own bands, or a lean plan's few rows */
     return (long)g->N * g->C * g->H * g->W <= BIG && (long)g->N * g->M * g->OH * g->OW <= BIG;
 }
 
@@ -271,6 +295,7 @@ static int check_rq32(void) {
 int main(void) {
     int bad = check_rq32();
     bad += check_qgemm();
+    bad += check_qgemv();
     bad += check_qconv_nhwc();
     bad += check_qdwconv_nhwc();
     bad += check_qconv_nchw();

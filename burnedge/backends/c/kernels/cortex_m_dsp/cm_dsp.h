@@ -39,4 +39,12 @@ static BE_AI uint32_t be_cm_pkhtb(uint32_t hi, uint32_t lo) {
     return r;
 }
 
+/* the two pairs of a word of 4 int8 [b0, b1, b2, b3] as int16: *p0 = (b0, b1), *p1 = (b2, b3); of a B panel word
+ * (qgemm.h): the pairs (B(2kp, c), B(2kp+1, c)) of columns c and c + 1 */
+static BE_AI void be_cm_pairs(uint32_t w, uint32_t *p0, uint32_t *p1) {
+    const uint32_t t = (uint32_t)__sxtb16((int8x4_t)w), u = be_cm_sxtb16_ror8(w);
+    *p0 = be_cm_pkhbt(t, u);
+    *p1 = be_cm_pkhtb(u, t);
+}
+
 #endif

@@ -19,20 +19,12 @@
 #include "cm_dsp.h"
 #include "rq32.h"
 
-/* the two pairs of a word of 4 int8 [b0, b1, b2, b3] as int16: *p0 = (b0, b1), *p1 = (b2, b3); of a B panel
- * word: *p0 = (B(2kp, c), B(2kp+1, c)), *p1 = the same for column c + 1 */
-static BE_AI void b_pairs(uint32_t w, uint32_t *p0, uint32_t *p1) {
-    const uint32_t t = (uint32_t)__sxtb16((int8x4_t)w), u = be_cm_sxtb16_ror8(w);
-    *p0 = be_cm_pkhbt(t, u);
-    *p1 = be_cm_pkhtb(u, t);
-}
-
 /* acc[r][0..1] = rows r < ROWS (A words a[r], BE_QMR apart per pair) x columns c, c+1 of the B panel at b */
 static BE_AI void tile_cols2(const int ROWS, long k2, const int16_t *a, const int8_t *b, int32_t acc[3][2]) {
     int32_t s00 = 0, s01 = 0, s10 = 0, s11 = 0, s20 = 0, s21 = 0;
     for (const int8_t *end = b + k2 * 32; b != end; a += 2 * BE_QMR, b += 32) {
         uint32_t p0, p1;
-        b_pairs(be_cm_ld32(b), &p0, &p1);
+        be_cm_pairs(be_cm_ld32(b), &p0, &p1);
         const int32_t a0 = (int32_t)be_cm_ld32(a);
         s00 = __smlad(a0, (int16x2_t)p0, s00);
         s01 = __smlad(a0, (int16x2_t)p1, s01);
@@ -57,10 +49,10 @@ static BE_AI void tile_row_cols4(long k2, const int16_t *a, const int8_t *b, int
     for (const int8_t *end = b + k2 * 32; b != end; a += 2 * BE_QMR, b += 32) {
         uint32_t p0, p1, p2, p3;
         const int32_t av = (int32_t)be_cm_ld32(a);
-        b_pairs(be_cm_ld32(b), &p0, &p1);
+        be_cm_pairs(be_cm_ld32(b), &p0, &p1);
         s0 = __smlad(av, (int16x2_t)p0, s0);
         s1 = __smlad(av, (int16x2_t)p1, s1);
-        b_pairs(be_cm_ld32(b + 4), &p2, &p3);
+        be_cm_pairs(be_cm_ld32(b + 4), &p2, &p3);
         s2 = __smlad(av, (int16x2_t)p2, s2);
         s3 = __smlad(av, (int16x2_t)p3, s3);
     }
@@ -129,7 +121,7 @@ static void pack_a_rows(const int8_t *a, long lda, long K, long kread, int32_t z
         const int8_t *s = a + r * lda;
         for (long q = 0; q < kq; q++) { /* 4 bytes -> the pairs (k0, k1) and (k2, k3) */
             uint32_t lo, hi;
-            b_pairs(be_cm_ld32(s + 4 * q), &lo, &hi);
+            be_cm_pairs(be_cm_ld32(s + 4 * q), &lo, &hi);
             lo = (uint32_t)__ssub16((int16x2_t)lo, (int16x2_t)zz);
             hi = (uint32_t)__ssub16((int16x2_t)hi, (int16x2_t)zz);
             memcpy(d + (2 * q) * 2 * BE_QMR, &lo, 4);
