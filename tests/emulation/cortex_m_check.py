@@ -15,7 +15,10 @@ from burnedge.backends.c import build
 
 HERE = Path(__file__).parent / "cortex_m"
 CHECKED = ("qgemm.c", "qgemv.c", "qconv.c", "qconv_nhwc.c", "qconv_dw_nhwc.c")  # the kernels kernel_check.c calls
-PUBLIC = ("be_qgemm_i8", "be_qgemv_i8", "be_qgemm_tile", "be_qgemm_panel", "be_qconv2d_i8", "be_qconv_nhwc_i8", "be_qdwconv_nhwc_i8")
+PUBLIC = (  # their public names, prefixed ref_ in the reference copy
+    "be_qgemm_i8", "be_qgemv_i8", "be_qgemm_tile", "be_qgemm_panel", "be_qconv2d_i8", "be_qconv_nhwc_i8",
+    "be_qdwconv_nhwc_i8",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
