@@ -4,7 +4,7 @@
  * bit (integer sums: the float kernel's are exact integers too).
  *
  * Why: a float band costs a conversion per input and per output and soft-float on cores without an FPU; int16
- * pairs take one load per tap for two channels.
+ * pairs take one load per tap for two channels, and the band's rows are made 4 values per SXTB16 pair.
  * dw_band, per pair of channels (c, c+1) of the band (C8 is even, so the pair exists; a padding channel has
  * zero weights and is not stored):
  *  1. the taps' weights of the two channels as int16 pairs (w_c, w_c1) in one word each;
@@ -18,6 +18,19 @@
 #include "qconv.h"
 #include "cm_dsp.h"
 #include "rq32.h"
+
+/* the band's rows of whole 8-channel pixels: 4 int8 minus x_zp into two int16 pairs per step (n is a multiple
+ * of 8) */
+static BE_AI void dw_convert(int16_t *d, const int8_t *s, long n, int32_t x_zp) {
+    const int16x2_t zz = (int16x2_t)(((uint32_t)x_zp & 0xFFFFu) * 0x10001u);
+    for (long i = 0; i < n; i += 4) {
+        uint32_t lo, hi;
+        be_cm_pairs(be_cm_ld32(s + i), &lo, &hi);
+        lo = (uint32_t)__ssub16((int16x2_t)lo, zz), hi = (uint32_t)__ssub16((int16x2_t)hi, zz);
+        memcpy(d + i, &lo, 4), memcpy(d + i + 2, &hi, 4);
+    }
+}
+#define DW_CONVERT(d, s, n, x_zp) dw_convert(d, s, n, x_zp)
 #include "qconv_dw_nhwc_loops.h"
 
 /* the requantisation of one channel, read once per channel pair (locals: int8 stores may alias the epilogue) */

@@ -20,7 +20,7 @@ static int qthreads(int threads, double work, long jobs) {
 #ifndef DW_ELEM
 #define DW_ELEM float
 #endif
-#ifndef DW_CONVERT /* d[i] = s[i] - x_zp for i < n: a set may define a vector form first */
+#ifndef DW_CONVERT /* d[i] = s[i] - x_zp for i < n (a multiple of 8): a set may define a vector form first */
 #define DW_CONVERT(d, s, n, x_zp) \
     for (long i_ = 0; i_ < (n); i_++) (d)[i_] = (DW_ELEM)((s)[i_] - (x_zp))
 #endif
