@@ -20,8 +20,8 @@
 #include "cm_mve.h"
 #include "cm_mve_qgemm.h"
 
-static const uint16_t B_BYTES[8] = {0, 1, 32, 33, 64, 65, 96, 97};       /* 4 K pairs of a column, bytes */
-static const uint16_t A_PAIRS[8] = {0, 1, 12, 13, 24, 25, 36, 37};       /* 4 K pairs of a row, int16 */
+static const uint16_t B_BYTES[8] = {0, 1, 32, 33, 64, 65, 96, 97}; /* 4 K pairs of a column, bytes */
+static const uint16_t A_PAIRS[8] = {0, 1, 12, 13, 24, 25, 36, 37}; /* 4 K pairs of a row, int16 */
 
 void be_qgemm_tile(long k2, const int16_t *a, const int8_t *b, int mr, int nr, int8_t *y, long ldy,
                    const be_qepi *e, long i0, long j0) {
