@@ -10,16 +10,15 @@
 #include "cm_dsp.h"
 #include "rq32.h"
 
-/* one K pair of the 4 columns at b: acc[j] += (a0, a1) . (B(2kp, j), B(2kp+1, j)) */
-static BE_AI void pair_step(uint32_t av, const int8_t *b, int32_t acc[4]) {
-    uint32_t p0, p1, p2, p3;
-    be_cm_pairs(be_cm_ld32(b), &p0, &p1);
-    be_cm_pairs(be_cm_ld32(b + 4), &p2, &p3);
-    acc[0] = __smlad((int32_t)av, (int16x2_t)p0, acc[0]);
-    acc[1] = __smlad((int32_t)av, (int16x2_t)p1, acc[1]);
-    acc[2] = __smlad((int32_t)av, (int16x2_t)p2, acc[2]);
-    acc[3] = __smlad((int32_t)av, (int16x2_t)p3, acc[3]);
-}
+/* one K pair of the 4 columns at b: s_j += (a0, a1) . (B(2kp, j), B(2kp+1, j)), on locals s0..s3 */
+#define PAIR_STEP(av, b)                                                                                     \
+    do {                                                                                                     \
+        uint32_t p0_, p1_, p2_, p3_;                                                                         \
+        be_cm_pairs(be_cm_ld32(b), &p0_, &p1_);                                                              \
+        be_cm_pairs(be_cm_ld32((b) + 4), &p2_, &p3_);                                                        \
+        s0 = __smlad((int32_t)(av), (int16x2_t)p0_, s0), s1 = __smlad((int32_t)(av), (int16x2_t)p1_, s1);    \
+        s2 = __smlad((int32_t)(av), (int16x2_t)p2_, s2), s3 = __smlad((int32_t)(av), (int16x2_t)p3_, s3);    \
+    } while (0)
 
 void be_qgemv_i8(long M, long N, long K, const int8_t *a, long lda, const int8_t *bpack, int8_t *y, long ldy,
                  const be_qepi *e) {
@@ -30,17 +29,18 @@ void be_qgemv_i8(long M, long N, long K, const int8_t *a, long lda, const int8_t
         const int8_t *ai = a + i * lda;
         for (long j0 = 0; j0 < N; j0 += 4) { /* 4 columns of the panel (zero-padded past N) */
             const int8_t *b = bpack + (j0 / BE_QNR) * k2 * 32 + 2 * (j0 % BE_QNR);
-            int32_t acc[4] = {0, 0, 0, 0};
+            int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
             for (long q = 0; q < kq; q++, b += 64) {
                 uint32_t a01, a23;
                 be_cm_pairs(be_cm_ld32(ai + 4 * q), &a01, &a23);
-                pair_step(a01, b, acc);
-                pair_step(a23, b + 32, acc);
+                PAIR_STEP(a01, b);
+                PAIR_STEP(a23, b + 32);
             }
             for (long kp = 2 * kq; kp < k2; kp++, b += 32) { /* the last one or two values */
                 const int32_t a0 = ai[2 * kp], a1 = 2 * kp + 1 < K ? ai[2 * kp + 1] : 0;
-                pair_step(((uint32_t)a0 & 0xFFFFu) | ((uint32_t)a1 << 16), b, acc);
+                PAIR_STEP(((uint32_t)a0 & 0xFFFFu) | ((uint32_t)a1 << 16), b);
             }
+            const int32_t acc[4] = {s0, s1, s2, s3};
             for (int j = 0; j < 4 && j0 + j < N; j++) {
                 const long ch = per_col ? j0 + j : i;
                 const uint32_t v = (uint32_t)acc[j] + (bias ? (uint32_t)bias[ch] : 0u);
