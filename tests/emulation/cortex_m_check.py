@@ -33,7 +33,7 @@ class Core:
 _M2 = ((0x0, 0x400000), (0x20000000, 0x400000))
 _DSP = ("cortex_m_dsp",)
 CORES = {
-    "cortex-m3": Core("mps2-an385", ("-mcpu=cortex-m3", "-mfloat-abi=soft"), *_M2, ()),
+    "cortex-m3": Core("mps2-an385", ("-mcpu=cortex-m3", "-mfloat-abi=soft"), *_M2, ("cortex_m",)),
     "cortex-m4": Core("mps2-an386", ("-mcpu=cortex-m4", "-mfpu=fpv4-sp-d16", "-mfloat-abi=hard"), *_M2, _DSP),
     "cortex-m7": Core("mps2-an500", ("-mcpu=cortex-m7", "-mfpu=fpv5-d16", "-mfloat-abi=hard"), *_M2, _DSP),
     "cortex-m33": Core(

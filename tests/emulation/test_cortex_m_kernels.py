@@ -1,4 +1,5 @@
-"""The Cortex-M int8 kernel sets (cortex_m_dsp: SMLAD on M4/M7/M33; cortex_m_mve: Helium on M55) bit-exact with
+"""The Cortex-M int8 kernel sets (cortex_m: integer depthwise for the FPU-less M3; cortex_m_dsp: SMLAD on
+M4/M7/M33; cortex_m_mve: Helium on M55) bit-exact with
 the reference kernels under QEMU: random shapes with tails in M, N and K, odd channel counts, padding, strides,
 dilation, 10x4 stems, extreme zero points and requantisation, NCHW/NHWC in and out (cortex_m/kernel_check.c);
 and the reference outputs on each core hash to the host's."""
@@ -28,7 +29,7 @@ def host(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     return lines
 
 
-@pytest.mark.parametrize("core", ["cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55"])
+@pytest.mark.parametrize("core", ["cortex-m3", "cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55"])
 def test_kernel_set_is_bit_exact_with_the_reference_and_the_host(core: str, host: list[str], tmp_path) -> None:
     _need()
     out = cm.run_core(core, cm.build_core(core, tmp_path, CASES))
