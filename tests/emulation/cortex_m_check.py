@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,14 +72,18 @@ def build_core(core: str, tmp: Path, cases: int) -> Path:
     for key, value in (("ROM_BASE", c.rom[0]), ("ROM_SIZE", c.rom[1]), ("RAM_BASE", c.ram[0]), ("RAM_SIZE", c.ram[1])):
         script = script.replace(f"@{key}@", hex(value))
     (tmp / "link.ld").write_text(script)
-    objs, flags = [], [*COMMON, "-mthumb", *c.flags, "-ffunction-sections", "-fdata-sections", f"-DCASES={cases}"]
-    for i, (src, extra, inc_dir) in enumerate(
-        [(s, [], inc) for s in opt] + [(s, renames, tmp / "ref") for s in ref]
-        + [(str(HERE / "kernel_check.c"), [], inc), (str(HERE / "startup.c"), [], inc)]
-    ):  # fmt: skip
+    flags = [*COMMON, "-mthumb", *c.flags, "-ffunction-sections", "-fdata-sections", f"-DCASES={cases}"]
+    units = [(s, [], inc) for s in opt] + [(s, renames, tmp / "ref") for s in ref]
+    units += [(str(HERE / "kernel_check.c"), [], inc), (str(HERE / "startup.c"), [], inc)]
+
+    def compile_one(i: int) -> str:
+        src, extra, inc_dir = units[i]
         obj = tmp / f"{i}.o"
         subprocess.run([CC, *flags, *extra, f"-I{inc_dir}", "-c", src, "-o", str(obj)], check=True)
-        objs.append(str(obj))
+        return str(obj)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        objs = list(pool.map(compile_one, range(len(units))))
     elf = tmp / f"{core}.elf"
     subprocess.run(
         [CC, *flags, "-nostartfiles", "--specs=nano.specs", "--specs=nosys.specs", f"-T{tmp / 'link.ld'}",

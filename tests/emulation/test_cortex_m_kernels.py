@@ -13,7 +13,7 @@ import pytest
 from . import cortex_m_check as cm
 
 pytestmark = [pytest.mark.slow, pytest.mark.boards]  # tests/system-packages.txt: gcc-arm-none-eabi, qemu-system-arm
-CASES = 60
+CASES = 40
 
 
 def _need() -> None:
