@@ -9,6 +9,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+from . import cli_trust
+
 __all__ = ["add_commands", "cmd_emulate", "cmd_firmware", "cmd_targets"]
 
 
@@ -35,6 +37,7 @@ def cmd_targets(a: argparse.Namespace) -> int:
                 "emulator": emu.argv() if emu else None,
                 "emulator_installed": (shutil.which(emu.command[0]) is not None) if emu else None,
                 "emulator_package": emu.package if emu else None,
+                "memories": {m.name: {"base": m.base, "size": m.size} for m in t.memories},
                 "file": str(t.path),
             }
         )
@@ -47,7 +50,9 @@ def cmd_targets(a: argparse.Namespace) -> int:
         flags = " ".join(r["flags"])
         cc = "" if r["compiler_installed"] else f"   (missing: apt-get install {r['compiler_package']})"
         pad = " " * (width + 2)
-        print(f"{pad}{r['arch']} ({r['triple']}), {r['cores']} cores, {r['ram_mb']:,} MB; {r['cc']} {flags}{cc}")
+        size = ", ".join(f"{k} {m['size']:,} B @ 0x{m['base']:08x}" for k, m in r["memories"].items())
+        size = size or f"{r['ram_mb']:,} MB"
+        print(f"{pad}{r['arch']} ({r['triple']}), {r['cores']} cores, {size}; {r['cc']} {flags}{cc}")
         if r["features"]:
             print(f"{pad}needs {' '.join(r['features'])}")
         if r["emulator"]:
@@ -63,7 +68,7 @@ def cmd_emulate(a: argparse.Namespace) -> int:
     from .emulate import emulate
     from .targets import resolve
 
-    b = bundle.read(a.bundle)
+    b = bundle.read(a.bundle, cli_trust.trust_of(a))
     names = a.target or ",".join(b.targets)
     targets = resolve(names, a.targets_dir)
     if a.keep is not None and len(targets) > 1:
@@ -117,10 +122,11 @@ def _emulate_firmware(b, t, a: argparse.Namespace, keep: Path | None) -> bool:
 
 
 def cmd_firmware(a: argparse.Namespace) -> int:
-    from . import firmware
+    from . import bundle, firmware
     from .targets import get
 
-    fw = firmware.firmware(a.bundle, get(a.target, a.targets_dir), a.output, a.template, a.tolerance)
+    b = bundle.read(a.bundle, cli_trust.trust_of(a))
+    fw = firmware.firmware(b, get(a.target, a.targets_dir), a.output, a.template, a.tolerance)
     print(f"target     {fw.target.name}: {fw.target.description}")
     print(f"template   {fw.template}: {fw.folder}")
     print(f"built      {fw.built} (make -C {fw.folder})")
@@ -150,6 +156,7 @@ def add_commands(sub: argparse._SubParsersAction, count: Callable[..., Callable[
     s.add_argument("--tolerance", type=float, default=1e-4, help="largest relative error of a float output")
     s.add_argument("--keep", type=Path, metavar="DIR", help="keep the runner's folder (to copy to a board)")
     s.add_argument("--timeout", type=float, metavar="SECONDS", help="give up on a run after this long")
+    cli_trust.add_trust_options(s)
     s.add_argument("--targets-dir", **dirs)
     s.set_defaults(fn=cmd_emulate)
 
@@ -160,5 +167,6 @@ def add_commands(sub: argparse._SubParsersAction, count: Callable[..., Callable[
     s.add_argument("--template", choices=["baremetal", "library"], default="baremetal", help=what)
     s.add_argument("-o", "--output", type=Path, required=True, metavar="DIR")
     s.add_argument("--tolerance", type=float, default=1e-4, help="largest relative error of a float output")
+    cli_trust.add_trust_options(s)
     s.add_argument("--targets-dir", **dirs)
     s.set_defaults(fn=cmd_firmware)

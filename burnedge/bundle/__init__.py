@@ -1,10 +1,13 @@
-"""The edge bundle format: reading and checking (format), writing (writer), test vectors (vectors).
+"""The edge bundle format: reading and checking (format), writing (writer), test vectors (vectors), signatures
+(signing) and key files (keys).
 
 This package reads and writes files only: it compiles and loads nothing. A backend turns a plan into a bundle's
 members (`artifacts`, `build`) and a bundle back into something that runs (`load`); see burnedge.backends.
 """
 
 from .format import FORMAT, FORMAT_VERSION, MANIFEST, MEMBER_NAME, SUFFIX, Bundle, BundleError, looks_like, read
+from .signer import sign
+from .signing import SIGNATURE, Trust, TrustSpec, UntrustedBundleError, UntrustedBundleWarning
 from .vectors import decode_npz, encode_npz, example_inputs
 from .writer import check_destination, dumps, write
 
@@ -13,9 +16,14 @@ __all__ = [
     "FORMAT_VERSION",
     "MANIFEST",
     "MEMBER_NAME",
+    "SIGNATURE",
     "SUFFIX",
     "Bundle",
     "BundleError",
+    "Trust",
+    "TrustSpec",
+    "UntrustedBundleError",
+    "UntrustedBundleWarning",
     "check_destination",
     "decode_npz",
     "dumps",
@@ -23,5 +31,6 @@ __all__ = [
     "example_inputs",
     "looks_like",
     "read",
+    "sign",
     "write",
 ]

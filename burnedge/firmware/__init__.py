@@ -4,7 +4,8 @@ of burnedge/firmware_templates/ and, for the test firmware, run under QEMU syste
 Steps (`firmware`, then `emulate`):
 
 1. read the bundle through the one reader (burnedge.bundle.read: hashes and signature checked before anything is
-   used) and check that its arena and weights fit the target's RAM and flash;
+   used; a trusted key must have signed it, burnedge.bundle.signing, before anything is built) and check that its
+   arena and weights fit the target's RAM and flash;
 2. write the folder (sources.write_folder): the backend's model library (model.c / model.h, weights.c as const
    flash data, the kernels it calls), the template's files, the linker script made from the target's memories,
    and for `baremetal` the test vectors;
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import bundle as bundle_format
-from ..bundle import Bundle
+from ..bundle import Bundle, signing
 from ..files import write_atomic
 from ..targets import Target, TargetError, get
 from .make import FirmwareError, build, format_report, memory_report
@@ -61,8 +62,11 @@ class Firmware:
     run: Run | None = None
 
 
-def _open(source: Bundle | str | os.PathLike[str], target: str | Target) -> tuple[Bundle, Target]:
-    b = source if isinstance(source, Bundle) else bundle_format.read(source)
+def _open(
+    source: Bundle | str | os.PathLike[str], target: str | Target, trust: bundle_format.TrustSpec
+) -> tuple[Bundle, Target]:
+    b = source if isinstance(source, Bundle) else bundle_format.read(source, trust)
+    signing.require(b, "build its firmware")  # on the host, before anything is written or compiled
     t = target if isinstance(target, Target) else get(target)
     if t.os != "baremetal":
         raise TargetError(
@@ -81,9 +85,11 @@ def firmware(
     out: str | os.PathLike[str],
     template: str = "baremetal",
     tolerance: float = 1e-4,
+    trust: bundle_format.TrustSpec = None,
 ) -> Firmware:
-    """Writes and builds the firmware of `template` for `target` in `out` (see the module docstring)."""
-    b, t = _open(source, target)
+    """Writes and builds the firmware of `template` for `target` in `out` (see the module docstring); the bundle
+    must be signed by a trusted key (`trust`: as Session's)."""
+    b, t = _open(source, target, trust)
     folder = Path(out)
     write_folder(b, t, folder, template, tolerance)
     if template == "library":
@@ -100,10 +106,11 @@ def emulate(
     out: str | os.PathLike[str] | None = None,
     tolerance: float = 1e-4,
     timeout: float = 300,
+    trust: bundle_format.TrustSpec = None,
 ) -> Firmware:
     """Builds the test firmware (in `out`, else a temporary folder) and runs it under QEMU with `timeout`; the
     result's `run.ok` is the verdict, and its report holds the measured stack and instructions per inference."""
-    b, t = _open(source, target)
+    b, t = _open(source, target, trust)
     with tempfile.TemporaryDirectory(prefix="burnedge-firmware-") as tmp:
         fw = firmware(b, t, out if out is not None else Path(tmp) / "firmware", "baremetal", tolerance)
         fw.run = run(b, t, fw.built, tolerance, timeout)

@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 import subprocess
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -136,3 +137,25 @@ def test_a_firmware_the_linker_cannot_place_is_refused_with_the_numbers(tiny_int
     with pytest.raises(targets.TargetError, match=r"does not fit target 'small-m4'.*flash needs ([\d,]+) bytes "
                        r"\(the linked firmware\) of 4,096, [\d,]+ too many"):  # fmt: skip
         firmware.firmware(tiny_int8, board, tmp_path / "fw")
+
+
+@boards
+def test_a_stack_that_overflows_its_reserve_says_fail(tiny_int8, tmp_path):
+    text = (targets.BUILTIN_DIR / "cortex-m4.toml").read_text()
+    (tmp_path / "tight-m4.toml").write_text(re.sub(r"(?m)^stack_bytes = \d+", "stack_bytes = 128", text))
+    fw = firmware.emulate(tiny_int8, targets.load_file(tmp_path / "tight-m4.toml"))
+    assert not fw.run.ok and "the stack used all of its 128 bytes" in fw.run.verdict
+    assert fw.report["ram"]["stack"] == 128
+
+
+def test_an_untrusted_bundle_is_never_built(tiny_int8, tmp_path):
+    unsigned = tmp_path / "unsigned.bedge"
+    with zipfile.ZipFile(tiny_int8) as src, zipfile.ZipFile(unsigned, "w") as dst:
+        for info in src.infolist():
+            if info.filename != "signature.json":
+                dst.writestr(info, src.read(info))
+    with pytest.raises(burnedge.BurnedgeError, match="refusing to run this bundle: it is not signed"):
+        firmware.firmware(unsigned, "cortex-m4", tmp_path / "fw")
+    assert main(["firmware", str(unsigned), "--target", "cortex-m4", "-o", str(tmp_path / "fw")]) == 2
+    assert main(["emulate", str(unsigned), "--target", "cortex-m4"]) == 2
+    assert not (tmp_path / "fw").exists()

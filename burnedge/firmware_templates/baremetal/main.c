@@ -16,7 +16,7 @@
 #include "semihost.h"
 #include "vectors.h"
 
-extern uint32_t be_stack_used(void);
+extern uint32_t be_stack_used(void), be_stack_reserved(void);
 
 /* -- SysTick as a 64-bit counter of core clock ticks (its 24-bit count wraps; the handler counts the wraps) -- */
 #define SYST_CSR (*(volatile uint32_t *)0xE000E010u)
@@ -150,6 +150,13 @@ int main(void) {
     put("stack ");
     put_u(be_stack_used());
     flush();
+    if (be_stack_used() >= be_stack_reserved()) {
+        put("FAIL: the stack used all of its ");
+        put_u(be_stack_reserved());
+        put(" bytes (raise stack_bytes in the target file)");
+        flush();
+        return 4;
+    }
     put(failed ? "FAIL" : "PASS");
     put(": ");
     put_u(BE_VECTORS);
