@@ -15,6 +15,8 @@ The kernel library is organised in sets (KERNEL_DIR)::
                         that reads the compiler's ISA macros) and *_loops.h: the loops a kernel's sets share
     kernels/x86/        AVX2 + FMA versions of some of them
     kernels/arm/        NEON versions (aarch64 and armv7; sdot where the compiler has dotprod)
+    kernels/cortex_m*/  Cortex-M: cortex_m (integer depthwise for FPU-less cores: M3), cortex_m_dsp (SMLAD: M4, M7,
+                        M33), cortex_m_mve (Helium: M55, over cortex_m_dsp)
 
 A toolchain builds the reference set and the optimised sets it names (`Toolchain.kernel_sets`,
 `kernel_sets_for`): a set's `gemm.c` replaces reference/gemm.c, file by file (it defines what differs and
