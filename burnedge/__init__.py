@@ -11,12 +11,12 @@ from .errors import (
     WeightsError,
 )
 from .exporter import export
-from .importers import load
 from .model import Model, TensorInfo
 from .nn import trace
 from .session import Session
 from .verifier import verify
 from .version import __version__
+from .zoo import load
 
 __all__ = [
     "Bundle",

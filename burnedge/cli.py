@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from . import cli_bundle, cli_inputs, cli_inspect, cli_targets, cli_trust
+from . import cli_bundle, cli_inputs, cli_inspect, cli_targets, cli_trust, cli_zoo
 from .bundle import looks_like
 from .cli_inputs import UsageError, fmt_shape
 from .errors import BurnedgeError
@@ -206,19 +206,21 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("inspect", help="a model: I/O, ops, MACs; a bundle: steps, fused ops, arena timeline")
-    s.add_argument("model", type=Path, help="an .onnx model or a .bedge bundle")
+    s.add_argument("model", type=Path, help="an .onnx model, a .bedge bundle or (--arch) a .safetensors checkpoint")
     s.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...")
     cli_inputs.add_bind(s)
+    cli_zoo.add_arch_flags(s)
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--timeline", type=Path, metavar="FILE.svg", help="(bundle) draw the arena timeline as SVG")
     cli_trust.add_trust_options(s)
     s.set_defaults(fn=lambda a: cli_inspect.cmd_inspect(a, _shapes(a.input_shape)))
 
     s = sub.add_parser("run", help="run a model or a bundle on .npy inputs")
-    s.add_argument("model", type=Path, help="an .onnx model or a .bedge bundle")
+    s.add_argument("model", type=Path, help="an .onnx model, a .bedge bundle or (--arch) a .safetensors checkpoint")
     s.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     s.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...")
     cli_inputs.add_bind(s)
+    cli_zoo.add_arch_flags(s)
     s.add_argument(
         "--backend", help="default: the bundle's own (c), numpy for a model; checked<c> compares every step to numpy"
     )
@@ -232,6 +234,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("-o", "--output", type=Path, metavar="OUT.bedge", help="default: MODEL_NAME.bedge here")
     s.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...")
     cli_inputs.add_bind(s)
+    cli_zoo.add_arch_flags(s)
     s.add_argument("--target", default="host")
     s.add_argument("--unpacked", action="store_true", help="write a folder instead of one archive")
     cli_bundle.add_source_flags(s)
@@ -246,6 +249,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("-o", "--output", type=Path, metavar="OUT.bedge", help="default: MODEL_NAME.bedge here")
     s.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...")
     cli_inputs.add_bind(s)
+    cli_zoo.add_arch_flags(s)
     s.add_argument("--target", default="host")
     s.add_argument("--unpacked", action="store_true", help="write a folder instead of one archive")
     cli_bundle.add_source_flags(s)
@@ -280,6 +284,7 @@ def _parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_ops)
     cli_targets.add_commands(sub, _count)
     cli_trust.add_commands(sub)
+    cli_zoo.add_command(sub)
     return p
 
 

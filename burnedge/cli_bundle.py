@@ -96,27 +96,30 @@ def add_int8_options(s: argparse.ArgumentParser, required: bool = False) -> None
 def cmd_export(a: argparse.Namespace, shapes: dict[str, tuple[int, ...]]) -> int:
     from . import bundle
     from .bundle import keys
+    from .cli_zoo import arch_model
     from .exporter import export
 
     key = keys.load_private(a.sign) if a.sign else None  # a bad key fails before the export, not after
-    out = a.output if a.output is not None else Path(a.model.stem + bundle.SUFFIX)
+    model = arch_model(a, shapes)  # --arch: the zoo Model of a checkpoint, its shapes already fixed
+    out = a.output if a.output is not None else Path((model.name if model else a.model.stem) + bundle.SUFFIX)
     options = dict(
         target=a.target,
-        input_shapes=shapes,
+        input_shapes=None if model else shapes,
         test_vectors=a.test_vectors,
         unpacked=a.unpacked,
         include_source=a.with_source,
-        bind=binds(a.bind),
+        bind=None if model else binds(a.bind),
     )
+    source = model or a.model
     parent_folder(getattr(a, "report", None), "--report")
     writable_folder(out, "-o")
     if getattr(a, "quantize", None):
-        path = _export_int8(a, out, options)
+        path = _export_int8(a, source, out, options)
     else:
         int8_only = ("calibration", "validation", "keep_float", "report")
         if any(getattr(a, k, None) for k in int8_only):
             raise BurnedgeError("--calibration, --validation, --keep-float and --report need --quantize int8")
-        path = export(a.model, out, **options)
+        path = export(source, out, **options)
     if key is not None:
         bundle.sign(path, key)
     b = bundle.read(path, require_trust=key is None)  # reads back what was written: the hashes hold
@@ -133,7 +136,7 @@ def cmd_export(a: argparse.Namespace, shapes: dict[str, tuple[int, ...]]) -> int
     return 0
 
 
-def _export_int8(a: argparse.Namespace, out: Path, options: dict[str, Any]) -> Path:
+def _export_int8(a: argparse.Namespace, source: Any, out: Path, options: dict[str, Any]) -> Path:
     """Quantizes and exports; prints the accuracy report (worst 20 layers) and where the full one went. Below the
     target it prints the report all the same, then the error says what to try (status 2, no bundle)."""
     from .errors import QuantizationTargetError
@@ -149,7 +152,7 @@ def _export_int8(a: argparse.Namespace, out: Path, options: dict[str, Any]) -> P
         with warnings.catch_warnings():  # the API's warning below the target: the CLI says it in its own words
             warnings.filterwarnings("ignore", "int8 below its target", UserWarning)
             path, report = export_int8(
-                a.model,
+                source,
                 out,
                 a.calibration,
                 a.method,

@@ -111,11 +111,16 @@ def _dynamic_inputs(path: Path) -> set[str]:
 
 
 def load_model(a: argparse.Namespace, shapes: Mapping[str, tuple[int, ...]], feeds: Mapping[str, np.ndarray]):
-    """`burnedge.load` of a.model with --input-shape and --bind; an input with dynamic dimensions that the command
-    line leaves open takes the shape of its .npy feed (so `run model.onnx --input x=x.npy` needs no --input-shape)."""
+    """`burnedge.load` of a.model with --input-shape and --bind (or --arch: a zoo checkpoint); an input with
+    dynamic dimensions that the command line leaves open takes the shape of its .npy feed (so `run model.onnx
+    --input x=x.npy` needs no --input-shape)."""
+    from .cli_zoo import arch_model
     from .errors import NotStaticError
     from .importers import load
 
+    zoo_model = arch_model(a, shapes)  # --arch: a zoo checkpoint
+    if zoo_model is not None:
+        return zoo_model
     bound = binds(getattr(a, "bind", []))
     try:
         return load(a.model, input_shapes=shapes, bind=bound)

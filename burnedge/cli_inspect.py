@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from . import cli_bundle, cli_inputs
+from . import cli_bundle, cli_inputs, cli_zoo
 from .analysis import stored, summarize, unsupported_ops
 from .bundle import looks_like
 from .cli_inputs import UsageError, fmt_shape, si
@@ -25,8 +25,11 @@ def cmd_inspect(a: argparse.Namespace, shapes: dict[str, tuple[int, ...]]) -> in
         raise UsageError("--timeline needs a bundle (export the model first: burnedge export MODEL)")
     from .importers.onnx import read
 
-    proto = read(a.model)
-    missing = unsupported_ops(proto)
+    zoo = getattr(a, "arch", None) is not None  # a zoo checkpoint: traced from burnedge.nn, no ONNX file to read
+    if not zoo:
+        cli_zoo.no_arch(a)
+    proto = None if zoo else read(a.model)
+    missing = {} if zoo else unsupported_ops(proto)
     info: dict[str, Any] = {"model": str(a.model), "unsupported_ops": missing}
     if not missing:
         try:

@@ -5,7 +5,8 @@
   that made them (``.NAME.PID-RANDOM.tmp``), so that the next run removes what an interrupted one (kill -9, a power
   cut) left behind, and never what a live process is still writing;
 - `exchange`: two paths swapped in one step (Linux renameat2 RENAME_EXCHANGE), for replacing a folder atomically;
-- `require_regular`: refuses a FIFO, device or socket before anything opens it (opening a FIFO blocks forever).
+- `require_regular`: refuses a FIFO, device or socket before anything opens it (opening a FIFO blocks forever);
+- `c_array`: bytes as C source (weights and test vectors compiled into firmware).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import BinaryIO
 
 from .errors import BurnedgeError
 
-__all__ = ["exchange", "require_regular", "sweep", "temp_beside", "temp_folder", "write_atomic"]
+__all__ = ["c_array", "exchange", "require_regular", "sweep", "temp_beside", "temp_folder", "write_atomic"]
 
 _LEGACY_AGE_S = 3600  # temporaries without a process id (older burnedge): removed once this old
 
@@ -169,3 +170,17 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | Callable[[BinaryIO]
         tmp.unlink(missing_ok=True)
         raise
     return path
+
+
+def c_array(name: str, data: bytes, align: int = 8, storage: str = "static ") -> str:
+    """`data` as a C definition ``const uint8_t name[n]``, `align`-byte aligned: const, so it goes to flash on a
+    microcontroller; decimal values, lines of about 110 characters."""
+    values = ",".join(str(v) for v in data) or "0"
+    lines = []
+    while values:
+        cut = values.find(",", 110)
+        cut = len(values) if cut < 0 else cut + 1
+        lines.append(values[:cut])
+        values = values[cut:]
+    body = "\n".join(lines)
+    return f"{storage}const uint8_t {name}[{max(len(data), 1)}] __attribute__((aligned({align}))) = {{\n{body}\n}};\n"

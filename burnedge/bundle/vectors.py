@@ -16,7 +16,13 @@ import numpy as np
 from ..errors import BundleError
 from ..ir import Graph
 
-__all__ = ["as_declared", "decode_npz", "encode_npz", "example_inputs"]
+__all__ = ["as_declared", "bit_exact", "decode_npz", "encode_npz", "example_inputs"]
+
+
+def bit_exact(manifest: Mapping) -> bool:
+    """An int8 bundle whose every op runs in int8: its outputs are the reference's, bit for bit, on any target."""
+    q = manifest.get("quantization")
+    return bool(q) and not q.get("kept_float")
 
 
 def example_inputs(graph: Graph, seed: int = 0) -> dict[str, np.ndarray]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from . import functional, init
 from ._math import matmul, where
 from ._shape import cat, chunk, flatten, permute, reshape, split, squeeze, stack, transpose, unsqueeze
+from .attention import MultiheadAttention
 from .containers import ModuleDict, ModuleList, Sequential
 from .layers.activation import (
     ELU,
@@ -32,6 +33,7 @@ from .layers.linear import Dropout, Embedding, Flatten, Identity, Linear
 from .layers.norm import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .layers.pool import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from .module import Module
+from .rnn import GRU, LSTM, GRUCell, LSTMCell
 from .tensor import Buffer, Parameter, Tensor
 from .toplevel import (
     abs,
@@ -57,6 +59,10 @@ from .trace import trace
 from .weights import IncompatibleKeys, read_checkpoint
 
 __all__ = [
+    "ELU",
+    "GELU",
+    "GRU",
+    "LSTM",
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
     "AvgPool1d",
@@ -69,15 +75,15 @@ __all__ = [
     "ConvTranspose1d",
     "ConvTranspose2d",
     "Dropout",
-    "ELU",
     "Embedding",
     "Flatten",
-    "GELU",
+    "GRUCell",
     "GroupNorm",
     "Hardsigmoid",
     "Hardswish",
     "Identity",
     "IncompatibleKeys",
+    "LSTMCell",
     "LayerNorm",
     "LeakyReLU",
     "Linear",
@@ -87,6 +93,7 @@ __all__ = [
     "Module",
     "ModuleDict",
     "ModuleList",
+    "MultiheadAttention",
     "Parameter",
     "ReLU",
     "ReLU6",

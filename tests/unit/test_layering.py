@@ -44,6 +44,7 @@ LAYERS: dict[str, int] = {
     "burnedge.analysis": 5,
     "burnedge.quantize": 6,
     "burnedge.nn": 6,  # modules named as PyTorch names them, traced to a Model with the importer's infer_and_fold
+    "burnedge.zoo": 7,  # architectures in burnedge.nn with their upstream checkpoints; burnedge.load dispatches here
     "burnedge.plan": 7,
     "burnedge.bundle": 8,  # the bundle format: reads and writes files, compiles and loads nothing
     "burnedge.targets": 8,

@@ -15,6 +15,8 @@ The kernel library is organised in sets (KERNEL_DIR)::
                         that reads the compiler's ISA macros) and *_loops.h: the loops a kernel's sets share
     kernels/x86/        AVX2 + FMA versions of some of them
     kernels/arm/        NEON versions (aarch64 and armv7; sdot where the compiler has dotprod)
+    kernels/cortex_m*/  Cortex-M: cortex_m (integer depthwise for FPU-less cores: M3), cortex_m_dsp (SMLAD: M4, M7,
+                        M33), cortex_m_mve (Helium: M55, over cortex_m_dsp)
 
 A toolchain builds the reference set and the optimised sets it names (`Toolchain.kernel_sets`,
 `kernel_sets_for`): a set's `gemm.c` replaces reference/gemm.c, file by file (it defines what differs and
@@ -46,6 +48,7 @@ __all__ = [
     "BuildError",
     "Toolchain",
     "build_model",
+    "build_object",
     "cache_dir",
     "host_toolchain",
     "kernel_library",
@@ -237,3 +240,19 @@ def build_model(source: str, tc: Toolchain | None = None, kernel_dir: Path | Non
             (Path(tmp), folder),
         )
         return _place(so, out)
+
+
+def build_object(source: str, tc: Toolchain) -> Path:
+    """An object file of a generated model source compiled by `tc` (a microcontroller's: firmware links it with
+    the kernels it calls); cached by content."""
+    limits.check("max_source_bytes", len(source.encode()), "the generated C source of the model")
+    digest = hashlib.sha256((tc.key() + source).encode()).hexdigest()[:24]
+    out = cache_dir() / f"model-{tc.name}-{digest}.o"
+    if out.exists():
+        return out
+    with temp_folder(out) as tmp:
+        src = Path(tmp) / "model.c"
+        src.write_text(source)
+        obj = Path(tmp) / "model.o"
+        _run([tc.cc, *tc.cflags, "-I", str(KERNEL_DIR), "-c", str(src), "-o", str(obj)], "the model", tc.package)
+        return _place(obj, out)

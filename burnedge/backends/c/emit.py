@@ -67,7 +67,7 @@ def emit(plan: Plan, name: str = "model") -> Emitted:
             f"size_t be_model_weight_bytes(void) {{ return {ctx.weight_bytes}; }}",
             f"int be_model_steps(void) {{ return {n}; }}",
             "",
-            *_step_functions(cases),
+            *_step_functions(cases, _clamp(plan)),
             "",
             "int be_model_run(uint8_t *arena, const uint8_t *weights, int threads) {",
             f"  for (int s = 0; s < {n}; s++) {{",
@@ -86,10 +86,17 @@ def emit(plan: Plan, name: str = "model") -> Emitted:
 STEPS_PER_FUNCTION = 256  # compilers take time superlinear in a function's size: 4,000 steps in one took 42 s
 
 
-def _step_function(name: str, cases: list[list[str]], static: bool) -> list[str]:
+def _clamp(plan: Plan) -> list[str]:
+    """The scratch was planned for this many threads (a one-thread plan: a microcontroller's)."""
+    t = plan.graph.threads
+    return [f"  if (threads > {t}) threads = {t};"] if t else []
+
+
+def _step_function(name: str, cases: list[list[str]], static: bool, prelude: list[str]) -> list[str]:
     return [
         f"{'static ' if static else ''}int {name}(uint8_t *arena, const uint8_t *weights, int threads, int step) {{",
         "  (void)arena; (void)weights; (void)threads;",
+        *prelude,
         "  switch (step) {",
         *(line for case in cases for line in case),
         "  default: return -1;",
@@ -99,17 +106,19 @@ def _step_function(name: str, cases: list[list[str]], static: bool) -> list[str]
     ]
 
 
-def _step_functions(cases: list[list[str]]) -> list[str]:
-    """be_model_step: one switch over the steps, or, past STEPS_PER_FUNCTION steps, one function per block of
-    them and a switch that picks the block (a 20,000-step switch in one function made the C compiler crawl)."""
+def _step_functions(cases: list[list[str]], prelude: list[str]) -> list[str]:
+    """be_model_step (`prelude` first): one switch over the steps, or, past STEPS_PER_FUNCTION steps, one function
+    per block of them and a switch that picks the block (a 20,000-step switch in one function made the C compiler
+    crawl)."""
     if len(cases) <= STEPS_PER_FUNCTION:
-        return _step_function("be_model_step", cases, static=False)
+        return _step_function("be_model_step", cases, False, prelude)
     blocks = [cases[i : i + STEPS_PER_FUNCTION] for i in range(0, len(cases), STEPS_PER_FUNCTION)]
     out: list[str] = []
     for k, block in enumerate(blocks):
-        out += [*_step_function(f"be_steps_{k}", block, static=True), ""]
+        out += [*_step_function(f"be_steps_{k}", block, True, []), ""]
     out += [
         "int be_model_step(uint8_t *arena, const uint8_t *weights, int threads, int step) {",
+        *prelude,
         f"  switch (step < 0 ? -1 : step / {STEPS_PER_FUNCTION}) {{",
         *(f"  case {k}: return be_steps_{k}(arena, weights, threads, step);" for k in range(len(blocks))),
         "  default: return -1;",
