@@ -38,6 +38,7 @@ import numpy as np
 
 from ..errors import BundleError
 from ..model import TensorInfo
+from . import schema
 from .vectors import decode_npz
 
 __all__ = [
@@ -121,8 +122,8 @@ def _listing(path: Path) -> tuple[bytes, dict[str, Any]]:
 def _manifest(path: Path, head: bytes) -> dict[str, Any]:
     try:
         manifest = json.loads(head)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BundleError(f"{path}: {MANIFEST} is not valid JSON ({exc})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise BundleError(f"{path}: {MANIFEST} is not valid JSON ({type(exc).__name__}: {exc})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise BundleError(f"{path}: not an edge bundle ({MANIFEST} does not say format {FORMAT!r})")
     version = manifest.get("format_version")
@@ -137,6 +138,7 @@ def _manifest(path: Path, head: bytes) -> dict[str, Any]:
         for f in files.values()
     ):
         raise BundleError(f"{path}: {MANIFEST} has no valid `files` table")
+    schema.check(f"{path}: {MANIFEST}", manifest)
     return manifest
 
 
