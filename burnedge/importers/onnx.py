@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,9 +24,12 @@ from onnx import AttributeProto, GraphProto, ModelProto, numpy_helper
 
 from .. import dtypes
 from ..errors import ModelError, NotStaticError, UnsupportedOpError
+from ..files import require_regular
 from ..ir import Graph, Node, Value
 from ..ops import REQUIRED, OpDef, Spec, for_onnx
 from ..ops.interpreter import evaluate
+from . import bounds
+from .loop_shapes import loop_shapes
 from .unroll import inline_if, unroll_loop
 
 __all__ = ["from_proto", "infer_and_fold", "read"]
@@ -38,7 +40,7 @@ Missing = dict[tuple[str, str, int], list[str]]
 # -- 1. read ------------------------------------------------------------------------------------------------------
 def read(path: str | os.PathLike[str]) -> ModelProto:
     """Parses an .onnx file and its external data; any failure is a ModelError naming the file."""
-    path = Path(path)
+    path = require_regular(path, ModelError, "model")
     if not path.is_file():
         raise ModelError(f"{path}: no such file")
     try:
@@ -268,9 +270,10 @@ def infer_and_fold(graph: Graph) -> None:
     origins: dict[str, frozenset[str]] = {n: frozenset([n]) for n in graph.inputs}
     kept: list[Node] = []
     pending = deque(graph.nodes)
+    budget = bounds.Budget()
     while pending:
         node = pending.popleft()
-        spliced = _fold_control_flow(node, graph)
+        spliced = _fold_control_flow(node, graph, budget)
         if spliced is not None:
             pending.extendleft(reversed(spliced))
             continue
@@ -279,9 +282,12 @@ def infer_and_fold(graph: Graph) -> None:
         op = node.op
         deps = frozenset().union(*(origins.get(n, frozenset()) for n in node.uses()))
         shape_only = "shape_only" in op.tags
-        if not op.random and (shape_only or all(v is None or v.is_const for v in ins + caps)):
+        consts = all(v is None or v.is_const for v in ins + caps)
+        if not op.random and (shape_only or consts) and bounds.foldable_loop(node, [v and v.data for v in ins]):
             args = [None if v is None else (v.data if v.is_const else _zeros(v)) for v in ins]
+            bounds.check_args(node, args)
             outs = evaluate(node, args, {v.name: v.data if v.is_const else _zeros(v) for v in caps})
+            bounds.check_result(node, outs)
             for name, arr in zip(node.outputs, outs):
                 if name:
                     graph.values[name] = Value(name, arr.dtype, arr.shape, arr)
@@ -302,6 +308,9 @@ def infer_and_fold(graph: Graph) -> None:
             )
         if op.name == "If" and not op.domain:
             outs_t = _if_shapes(node, ins, caps, origins.get(node.inputs[0], frozenset()))
+        elif op.name == "Loop" and not op.domain:
+            args = [None if v is None else (v.data if v.is_const else _zeros(v)) for v in ins]
+            outs_t = loop_shapes(node, args, {v.name: v.data if v.is_const else _zeros(v) for v in caps})
         elif op.infer is not None:
             specs = op.infer(
                 *[None if v is None else (v.data if v.is_const else Spec(v.shape, v.dtype)) for v in ins], **node.attrs
@@ -309,7 +318,9 @@ def infer_and_fold(graph: Graph) -> None:
             outs_t = [(s.shape, np.dtype(s.dtype)) for s in specs]
         else:
             args = [None if v is None else (v.data if v.is_const else _zeros(v)) for v in ins]
+            bounds.check_args(node, args)
             outs = evaluate(node, args, {v.name: v.data if v.is_const else _zeros(v) for v in caps})
+            bounds.check_result(node, outs)
             outs_t = [(a.shape, a.dtype) for a in outs]
         for name, (shape, dtype) in zip(node.outputs, outs_t):
             if name:
@@ -347,14 +358,14 @@ def _if_shapes(node: Node, ins: list[Value | None], caps: list[Value], deps: fro
     return shapes[0]
 
 
-def _fold_control_flow(node: Node, graph: Graph) -> list[Node] | None:
+def _fold_control_flow(node: Node, graph: Graph, budget: bounds.Budget) -> list[Node] | None:
     """Plain nodes replacing an If on a constant condition or an unrollable Loop; None leaves the node as is."""
     if node.op.name == "If" and not node.op.domain:
         cond = graph.values[node.inputs[0]]
         if cond.is_const and cond.data.size == 1:
             return inline_if(node, bool(cond.data.reshape(())), graph)
     if node.op.name == "Loop" and not node.op.domain:
-        return unroll_loop(node, graph)
+        return unroll_loop(node, graph, budget)
     return None
 
 
@@ -363,6 +374,7 @@ def from_proto(
     model: ModelProto, input_shapes: Mapping[str, Sequence[int]] | None = None, bind: Mapping[str, Any] | None = None
 ) -> Graph:
     """Phases 2-6: a parsed ModelProto -> a static, verified Graph."""
+    bounds.check_functions(model)  # before the inliner: a function bomb is counted, not expanded
     if model.functions:
         _fill_function_defaults(model)
         try:

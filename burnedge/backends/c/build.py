@@ -30,7 +30,6 @@ import hashlib
 import os
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from pathlib import Path
 
 from ... import host
 from ...errors import BurnedgeError
+from ...files import temp_folder
 
 __all__ = [
     "KERNEL_DIR",
@@ -191,7 +191,7 @@ def kernel_library(tc: Toolchain, kernel_dir: Path | None = None) -> Path:
     lib = cache_dir() / f"libburnedge_kernels-{tc.name}-{digest}.a"
     if lib.exists():
         return lib
-    with tempfile.TemporaryDirectory(dir=cache_dir()) as tmp:
+    with temp_folder(lib) as tmp:
         src = Path(tmp) / "src"  # NOTE: the very texts hashed above, even if the folder changes meanwhile
         src.mkdir()
         for name, text in sources.items():
@@ -221,7 +221,7 @@ def build_model(source: str, tc: Toolchain | None = None, kernel_dir: Path | Non
     out = cache_dir() / f"model-{tc.name}-{digest}.so"
     if out.exists():
         return out
-    with tempfile.TemporaryDirectory(dir=cache_dir()) as tmp:
+    with temp_folder(out) as tmp:
         src = Path(tmp) / "model.c"
         src.write_text(source)
         so = Path(tmp) / "model.so"
