@@ -302,7 +302,12 @@ class Bundle:
 
     @functools.cached_property
     def plan(self) -> dict[str, Any]:
-        return json.loads(self.member("plan.json"))
+        try:
+            plan = json.loads(self.member("plan.json"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            raise BundleError(f"{self.path}: plan.json is not valid JSON ({type(exc).__name__}: {exc})") from None
+        schema.check(f"{self.path}: plan.json", plan, schema.PLAN_SCHEMA)
+        return plan
 
     @property
     def source(self) -> str:
@@ -343,8 +348,14 @@ class Bundle:
         out = {}
         for o in self._get("outputs"):
             if "constant" in o:
-                arr = tensors[o["constant"]]
-                out[o["name"]] = arr.view(np.dtype(o["dtype"])).reshape(o["shape"])
+                try:
+                    arr = tensors[o["constant"]]
+                    out[o["name"]] = arr.view(np.dtype(o["dtype"])).reshape(o["shape"])
+                except (KeyError, ValueError, TypeError) as exc:
+                    raise BundleError(
+                        f"{self.path}: constant output {o['name']!r} does not match its weights entry "
+                        f"({type(exc).__name__}: {exc})"
+                    ) from None
         return out
 
     def vectors(self) -> list[tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]:

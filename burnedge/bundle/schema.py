@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import BundleError
 
-__all__ = ["MANIFEST_SCHEMA", "check"]
+__all__ = ["MANIFEST_SCHEMA", "PLAN_SCHEMA", "check"]
 
 # element types a bundle's tensors may have: fixed-size numbers and booleans (no objects, strings or records)
 DTYPES = frozenset("bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64 bfloat16".split())
@@ -185,7 +185,23 @@ MANIFEST_SCHEMA = {
     "quantization": Opt(Table(Any_)),  # the int8 report: read by `inspect`, as printed
 }
 
+# plan.json, as `inspect` and the profiled backend read it
+PLAN_SCHEMA = {
+    "steps": List(
+        {
+            "index": Int,
+            "name": Text,
+            "op": Text,
+            "ops": List(Text),
+            "outputs": List({"name": Text, "offset": Opt(Int)}),
+        }
+    ),
+    "buffers": List(
+        {"name": Text, "tensors": Opt(List(Text)), "offset": Int, "bytes": Count, "first": Int, "last": Int}
+    ),
+}
 
-def check(where: str, manifest: Any) -> None:
-    """Raises a BundleError naming the first field of `manifest` that does not fit MANIFEST_SCHEMA."""
-    _check(MANIFEST_SCHEMA, manifest, where)
+
+def check(where: str, value: Any, schema: Any = MANIFEST_SCHEMA) -> None:
+    """Raises a BundleError naming the first field of `value` that does not fit `schema` (the manifest's)."""
+    _check(schema, value, where)

@@ -70,5 +70,9 @@ def as_declared(arrays: Mapping[str, np.ndarray], shapes: Mapping[str, Sequence[
 
 
 def decode_npz(data: bytes) -> dict[str, np.ndarray]:
-    with np.load(io.BytesIO(data), allow_pickle=False) as z:
-        return {k: z[k] for k in z.files}
+    """The arrays of an .npz archive; anything else (a damaged archive, a pickle, not an .npz) is a BundleError."""
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError) as exc:
+        raise BundleError(f"a test vector is not a readable .npz archive ({type(exc).__name__}: {exc})") from None
