@@ -17,6 +17,7 @@ import contextlib
 import inspect
 import os
 import signal
+import tempfile
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -53,16 +54,33 @@ class Hang(BaseException):
 
 
 class Tally:
-    """Counts the inputs a target tried (hypothesis may stop early); written to BURNEDGE_FUZZ_TALLY at the end."""
+    """Counts the inputs a target tried and refused; appended to BURNEDGE_FUZZ_TALLY every 500 inputs and at the
+    end, so that a run stopped at its time limit still counts what it did."""
 
     def __init__(self, target: str) -> None:
         self.target, self.inputs, self.refused = target, 0, 0
+        self._written = (0, 0)
+
+    def count(self, refused: bool) -> None:
+        self.inputs += 1
+        self.refused += int(refused)
+        if self.inputs % 500 == 0:
+            self.write()
 
     def write(self) -> None:
         path = os.environ.get("BURNEDGE_FUZZ_TALLY")
-        if path:
+        inputs, refused = self.inputs - self._written[0], self.refused - self._written[1]
+        if path and inputs:
             with open(path, "a") as f:
-                f.write(f"{self.target} {self.inputs} {self.refused}\n")
+                f.write(f"{self.target} {inputs} {refused}\n")
+        self._written = (self.inputs, self.refused)
+
+
+@contextlib.contextmanager
+def sandbox() -> Iterator[Path]:
+    """A fresh temporary folder for one input, removed after it."""
+    with tempfile.TemporaryDirectory(prefix="burnedge-fuzz-") as d:
+        yield Path(d)
 
 
 @contextlib.contextmanager
@@ -90,8 +108,7 @@ def holds(tally: Tally, call: Callable[[], Any], sandbox: Path | None = None, ma
     A refusal must be a BurnedgeError with a one-line message; any other exception propagates, so hypothesis
     reports (and shrinks) the input."""
     before = listing(sandbox) if sandbox is not None else None
-    tally.inputs += 1
-    result = None
+    result, refused = None, False
     try:
         with (
             _alarm(TIMEOUT),
@@ -102,9 +119,10 @@ def holds(tally: Tally, call: Callable[[], Any], sandbox: Path | None = None, ma
             warnings.filterwarnings("ignore", message=".*untrusted bundle")
             result = call()
     except BurnedgeError as exc:
-        tally.refused += 1
+        refused = True
         text = str(exc)
         assert text.strip() and "\n" not in text.strip(), f"{type(exc).__name__} message is not one line: {text!r}"
+    tally.count(refused)
     if sandbox is not None:
         after = listing(sandbox)
         lost = sorted(set(before) - set(after))

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import burnedge
 from burnedge import bundle
 
-from .harness import CORPUS, FUZZ, TRUST_ANY, Tally, holds
+from .harness import CORPUS, FUZZ, TRUST_ANY, Tally, holds, sandbox
 
 SEED = (CORPUS / "bundle" / "mlp.bedge").read_bytes()
 with zipfile.ZipFile(io.BytesIO(SEED)) as _z:
@@ -153,11 +153,11 @@ def _use(path: Path) -> None:
 
 @FUZZ
 @given(data=mutated())
-def test_the_reader_refuses_or_reads_every_mutated_bundle(data, tmp_path_factory):
-    sandbox = tmp_path_factory.mktemp("bundle")
-    path = sandbox / "m.bedge"
-    path.write_bytes(data)
-    holds(TALLY, lambda: _use(path), sandbox)
+def test_the_reader_refuses_or_reads_every_mutated_bundle(data):
+    with sandbox() as folder:
+        path = folder / "m.bedge"
+        path.write_bytes(data)
+        holds(TALLY, lambda: _use(path), folder)
 
 
 def teardown_module(module) -> None:

@@ -16,7 +16,7 @@ from onnx import AttributeProto, TensorProto, helper
 
 import burnedge
 
-from .harness import CORPUS, FUZZ, Tally, holds
+from .harness import CORPUS, FUZZ, Tally, holds, sandbox
 
 SEEDS = {p.stem: p.read_bytes() for p in sorted((CORPUS / "onnx").glob("*.onnx"))}
 TALLY = Tally("importer")
@@ -117,11 +117,11 @@ def _use(path) -> None:
 
 @FUZZ
 @given(data=mutated())
-def test_the_importer_refuses_or_imports_every_mutated_model(data, tmp_path_factory):
-    sandbox = tmp_path_factory.mktemp("onnx")
-    path = sandbox / "m.onnx"
-    path.write_bytes(data)
-    holds(TALLY, lambda: _use(path), sandbox)
+def test_the_importer_refuses_or_imports_every_mutated_model(data):
+    with sandbox() as folder:
+        path = folder / "m.onnx"
+        path.write_bytes(data)
+        holds(TALLY, lambda: _use(path), folder)
 
 
 def teardown_module(module) -> None:

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from burnedge.backends.c.standalone import RUNNER_SOURCE
 from tests.backends.test_runner_hardening import CC, FAKE_MODEL, GOOD_JOB
 
-from .harness import FUZZ, TIMEOUT, Tally, listing
+from .harness import FUZZ, TIMEOUT, Tally, listing, sandbox
 
 pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler")
 TALLY = Tally("runner")
@@ -114,15 +114,17 @@ def _entries(folder: Path) -> set[str]:
 
 @FUZZ
 @given(edit=job_edit())
-def test_the_runner_refuses_or_runs_every_mutated_job(built, edit, tmp_path_factory):
-    runner, model_so = built
-    sandbox = tmp_path_factory.mktemp("job")
+def test_the_runner_refuses_or_runs_every_mutated_job(built, edit):
+    with sandbox() as folder:
+        _check(*built, edit, folder)
+
+
+def _check(runner: Path, model_so: Path, edit, sandbox: Path) -> None:
     (sandbox / "outside.bin").write_bytes(b"precious")
     job = sandbox / "job"
     _make(job, model_so, *edit)
     before, sizes = _entries(sandbox), listing(sandbox)
     env = {**os.environ, "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=0", "UBSAN_OPTIONS": "print_stacktrace=1"}
-    TALLY.inputs += 1
     try:
         r = subprocess.run(
             [str(runner), str(job / "job.txt")],
@@ -136,8 +138,8 @@ def test_the_runner_refuses_or_runs_every_mutated_job(built, edit, tmp_path_fact
         raise AssertionError(f"the runner hangs on {edit!r}") from None
     assert "Sanitizer" not in r.stderr and "runtime error" not in r.stderr, r.stderr[-3000:]
     assert r.returncode >= 0, f"killed by signal {-r.returncode}: {r.stderr[-2000:]}"
+    TALLY.count(refused=r.returncode != 0)
     if r.returncode != 0:
-        TALLY.refused += 1
         assert "runner: error:" in r.stderr or "FAIL" in r.stdout, (r.returncode, r.stdout[-500:], r.stderr[-500:])
     after = _entries(sandbox)
     assert not before - after, f"lost: {sorted(before - after)}"
