@@ -132,7 +132,7 @@ def _listing(path: Path) -> tuple[bytes, dict[str, Any]]:
             if info.file_size > _MAX_MANIFEST:
                 raise BundleError(f"{path}: {MANIFEST} is implausibly large")
             head = zf.read(info)
-    except (zipfile.BadZipFile, OSError) as exc:
+    except (zipfile.BadZipFile, OSError, NotImplementedError, EOFError, ValueError) as exc:  # "zip file version 23.5"
         raise BundleError(f"{path}: damaged archive ({exc})") from None
     return head, {i.filename: i for i in infos if i.filename != MANIFEST and not i.is_dir()}
 

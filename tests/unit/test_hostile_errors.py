@@ -192,3 +192,16 @@ def test_the_seed_bundle_itself_is_accepted():
     got = burnedge.Session(SEED, backend="numpy", **TRUST).run(feeds)
     np.testing.assert_allclose(got["y"], refs["y"], rtol=1e-5)
     assert io.BytesIO(SEED.read_bytes()).getbuffer().nbytes < 16 << 10
+
+
+def test_an_archive_needing_a_newer_zip_version_is_a_bundle_error(tmp_path):
+    """Found by the fuzz target: zipfile raised NotImplementedError ("zip file version 23.5")."""
+    data = bytearray(SEED.read_bytes())
+    end = data.rindex(b"PK\x05\x06")  # the end record gives the central directory's offset at +16
+    at = int.from_bytes(data[end + 16 : end + 20], "little")  # its first record: "version needed" at +6
+    data[at + 6 : at + 8] = (235).to_bytes(2, "little")
+    path = tmp_path / "m.bedge"
+    path.write_bytes(bytes(data))
+    with pytest.raises(BundleError) as info:
+        bundle.read(path, **TRUST)
+    assert "23.5" in _one_line(info.value)
