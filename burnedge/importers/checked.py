@@ -1,5 +1,7 @@
 """The importer's calls into converters that may fail on a malformed model, each failure a ModelError naming the
-tensor or node: a TensorProto to an array (numpy_helper), a sparse tensor to a dense one, an op's shape inference.
+tensor or node: a TensorProto to an array (numpy_helper), a sparse tensor to a dense one, an op's shape inference,
+and the zeros shape inference runs an op on (within max_folded_bytes: an input declared 2**33 floats wide was
+allocated, then filled, by the first op without an `infer`).
 
 A tensor's data is checked against its dims and type before conversion (raw_data of the wrong length was a
 ValueError from a reshape), and external data is never read here: `importers.onnx.read` loads it from the model
@@ -15,10 +17,11 @@ from typing import Any
 import numpy as np
 from onnx import SparseTensorProto, TensorProto, helper, numpy_helper
 
+from .. import limits
 from ..errors import BurnedgeError, ModelError
-from ..ir import Node
+from ..ir import Node, Value
 
-__all__ = ["infer", "sparse_to_dense", "to_array"]
+__all__ = ["infer", "sparse_to_dense", "to_array", "zeros"]
 
 
 def to_array(t: TensorProto, what: str = "tensor") -> np.ndarray:
@@ -82,3 +85,11 @@ def infer(node: Node, args: list[Any]) -> list[tuple[tuple[int, ...], np.dtype]]
         raise ModelError(
             f"node {node.name!r} ({node.op_type}): invalid attributes or inputs ({type(exc).__name__}: {exc})"
         ) from None
+
+
+def zeros(v: Value) -> np.ndarray:
+    """Zeros of `v`'s shape and dtype, to run an op on for its output shape; bounded by max_folded_bytes."""
+    limits.check("max_folded_bytes", math.prod(v.shape) * max(v.dtype.itemsize, 1), f"tensor {v.name!r}")
+    if v.dtype == object:
+        return np.full(v.shape, "", dtype=object)
+    return np.zeros(v.shape, v.dtype)

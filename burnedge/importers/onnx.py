@@ -30,6 +30,7 @@ from ..ops import REQUIRED, OpDef, Spec, for_onnx
 from ..ops.interpreter import evaluate
 from . import bounds
 from .checked import infer, sparse_to_dense, to_array
+from .checked import zeros as _zeros
 from .loop_shapes import loop_shapes
 from .unroll import inline_if, unroll_loop
 
@@ -238,7 +239,7 @@ def _static_inputs(
             or not protos[name].type.tensor_type.HasField("shape")
             or any(not isinstance(d, int) or d < 0 for d in dims)
         ):
-            unresolved.append(f"{name} {['?' if not isinstance(d, int) else d for d in dims]}")
+            unresolved.append(f"{name!r} {['?' if not isinstance(d, int) else d for d in dims]}")
     if unresolved:
         raise NotStaticError(
             "input(s) with dynamic or unknown dimensions: "
@@ -248,12 +249,6 @@ def _static_inputs(
 
 
 # -- 5. infer + fold ----------------------------------------------------------------------------------------------
-def _zeros(v: Value) -> np.ndarray:
-    if v.dtype == object:
-        return np.full(v.shape, "", dtype=object)
-    return np.zeros(v.shape, v.dtype)
-
-
 def infer_and_fold(graph: Graph) -> None:
     """Types every value of `graph` from its inputs' shapes, folding what is constant (control flow on a constant
     condition inlined, constant-trip loops unrolled); a shape that depends on an input's value is a NotStaticError."""

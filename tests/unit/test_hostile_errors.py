@@ -205,3 +205,24 @@ def test_an_archive_needing_a_newer_zip_version_is_a_bundle_error(tmp_path):
     with pytest.raises(BundleError) as info:
         bundle.read(path, **TRUST)
     assert "23.5" in _one_line(info.value)
+
+
+def test_a_name_with_a_newline_stays_on_one_line():
+    """Found by the fuzz target: an input name holding a newline broke the one-line message."""
+    model = mlp(batch="n")
+    model.graph.input[0].name = "x\nrm -rf /"
+    model.graph.node[0].input[0] = "x\nrm -rf /"
+    with pytest.raises(burnedge.NotStaticError) as info:
+        burnedge.load(model)
+    assert "rm -rf" in _one_line(info.value)
+
+
+def test_shape_inference_zeros_are_bounded_before_they_are_allocated():
+    """Found by the fuzz target: an input declared gigabytes wide was allocated and filled by shape inference."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1024, 1024])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    g = helper.make_graph([helper.make_node("Softsign", ["x"], ["y"], name="s")], "g", [x], [y])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    with burnedge.limits.raised(max_folded_bytes=1 << 20), pytest.raises(burnedge.limits.LimitError) as info:
+        burnedge.load(model)
+    assert "'x'" in _one_line(info.value) and "max_folded_bytes" in str(info.value)
