@@ -48,13 +48,15 @@ def read(path: str | os.PathLike[str]) -> ModelProto:
     try:
         model = onnx.load_model(str(path), load_external_data=False)
     except Exception as exc:
-        raise ModelError(f"{path}: not a readable ONNX model ({type(exc).__name__}: {exc})") from None
+        raise ModelError(
+            f"{path}: not a readable ONNX model ({type(exc).__name__}: {' '.join(str(exc).split())})"
+        ) from None
     if model.ir_version <= 0 or not model.HasField("graph") or not model.graph.output:
         raise ModelError(f"{path}: not an ONNX model (no IR version or no graph outputs; truncated or wrong file?)")
     try:
         onnx.external_data_helper.load_external_data_for_model(model, str(path.parent))
     except Exception as exc:  # onnx raises its own ValidationError for a missing or unsafe data file
-        raise ModelError(f"{path}: cannot read external data: {exc}") from None
+        raise ModelError(f"{path}: cannot read external data: {' '.join(str(exc).split())}") from None
     return model
 
 
@@ -239,7 +241,8 @@ def _static_inputs(
             or not protos[name].type.tensor_type.HasField("shape")
             or any(not isinstance(d, int) or d < 0 for d in dims)
         ):
-            unresolved.append(f"{name!r} {['?' if not isinstance(d, int) else d for d in dims]}")
+            shown = name if name.isprintable() else repr(name)  # a name holding a newline stays on the line
+            unresolved.append(f"{shown} {['?' if not isinstance(d, int) else d for d in dims]}")
     if unresolved:
         raise NotStaticError(
             "input(s) with dynamic or unknown dimensions: "

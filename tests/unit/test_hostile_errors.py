@@ -226,3 +226,12 @@ def test_shape_inference_zeros_are_bounded_before_they_are_allocated():
     with burnedge.limits.raised(max_folded_bytes=1 << 20), pytest.raises(burnedge.limits.LimitError) as info:
         burnedge.load(model)
     assert "'x'" in _one_line(info.value) and "max_folded_bytes" in str(info.value)
+
+
+def test_an_unknown_op_named_with_a_newline_stays_on_one_line():
+    """Found by the fuzz target: a mutated op type holding a newline split UnsupportedOpError's message."""
+    model = mlp()
+    model.graph.node[1].op_type = "\ndd"
+    with pytest.raises(burnedge.UnsupportedOpError) as info:
+        burnedge.load(model)
+    assert "dd" in _one_line(info.value)
