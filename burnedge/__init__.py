@@ -1,10 +1,19 @@
 """burnedge: import a trained network, plan it over one static arena, and run it on the edge."""
 
 from .bundle import Bundle, BundleError
-from .errors import BurnedgeError, InputError, ModelError, NotStaticError, UnsupportedOpError
+from .errors import (
+    BurnedgeError,
+    InputError,
+    ModelError,
+    NotStaticError,
+    TraceError,
+    UnsupportedOpError,
+    WeightsError,
+)
 from .exporter import export
 from .importers import load
 from .model import Model, TensorInfo
+from .nn import trace
 from .session import Session
 from .verifier import verify
 from .version import __version__
@@ -19,9 +28,12 @@ __all__ = [
     "NotStaticError",
     "Session",
     "TensorInfo",
+    "TraceError",
     "UnsupportedOpError",
+    "WeightsError",
     "__version__",
     "export",
     "load",
+    "trace",
     "verify",
 ]

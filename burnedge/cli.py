@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from . import cli_bundle, cli_inputs, cli_inspect, cli_targets
+from . import cli_bundle, cli_inputs, cli_inspect, cli_targets, cli_trust
 from .bundle import looks_like
 from .cli_inputs import UsageError, fmt_shape
 from .errors import BurnedgeError
@@ -79,7 +79,7 @@ def cmd_run(a: argparse.Namespace) -> int:
         if a.input_shape:
             raise UsageError("--input-shape does not apply to a bundle: its shapes were fixed at export")
         cli_inputs.no_bind_for_bundle(a)
-        sess = Session(a.model, backend=a.backend, threads=a.threads)
+        sess = Session(a.model, backend=a.backend, threads=a.threads, trust=cli_trust.trust_of(a))
     else:
         model = cli_inputs.load_model(a, _shapes(a.input_shape), feeds)
         sess = Session(model, backend=a.backend, threads=a.threads)
@@ -211,6 +211,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_inputs.add_bind(s)
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--timeline", type=Path, metavar="FILE.svg", help="(bundle) draw the arena timeline as SVG")
+    cli_trust.add_trust_options(s)
     s.set_defaults(fn=lambda a: cli_inspect.cmd_inspect(a, _shapes(a.input_shape)))
 
     s = sub.add_parser("run", help="run a model or a bundle on .npy inputs")
@@ -223,6 +224,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--threads", type=_count("--threads"), default=1, metavar="N", help="cores a C run uses")
     s.add_argument("--output-dir", metavar="DIR", help="write each output as DIR/NAME.npy")
+    cli_trust.add_trust_options(s)
     s.set_defaults(fn=cmd_run)
 
     s = sub.add_parser("export", help="compile a model into an edge bundle (.bedge) for a target")
@@ -235,6 +237,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_bundle.add_source_flags(s)
     s.add_argument("--test-vectors", type=_count("--test-vectors", 0), default=2, metavar="N", help="default 2")
     s.add_argument("--quantize", choices=["int8"], help="quantize first (needs --calibration)")
+    cli_trust.add_sign_option(s)
     cli_bundle.add_int8_options(s)
     s.set_defaults(fn=lambda a: cli_bundle.cmd_export(a, _shapes(a.input_shape)))
 
@@ -248,12 +251,14 @@ def _parser() -> argparse.ArgumentParser:
     cli_bundle.add_source_flags(s)
     s.add_argument("--test-vectors", type=_count("--test-vectors", 0), default=2, metavar="N", help="default 2")
     cli_bundle.add_int8_options(s, required=True)
+    cli_trust.add_sign_option(s)
     s.set_defaults(fn=lambda a: cli_bundle.cmd_export(a, _shapes(a.input_shape)), quantize="int8")
 
     s = sub.add_parser("verify", help="run a bundle's test vectors on its library; PASS or FAIL")
     s.add_argument("bundle", type=Path)
     s.add_argument("--threads", type=_count("--threads"), default=1, metavar="N")
     s.add_argument("--tolerance", type=float, default=1e-4, help="largest relative error of a float output")
+    cli_trust.add_trust_options(s)
     s.set_defaults(fn=cli_bundle.cmd_verify)
 
     s = sub.add_parser("bench", help="median latency of a bundle, its ratio to onnxruntime, and memory")
@@ -263,6 +268,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--runs", type=_count("--runs"), default=100, metavar="N")
     s.add_argument("--warmup", type=_count("--warmup", 0), default=5, metavar="N")
     s.add_argument("--profile", action="store_true", help="time every step (profiled<backend>) and print each share")
+    cli_trust.add_trust_options(s)
     s.set_defaults(fn=cli_bundle.cmd_bench)
 
     s = sub.add_parser("demo", help="the built-in example: export a digits classifier, run the bundle in C")
@@ -273,6 +279,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.set_defaults(fn=cmd_ops)
     cli_targets.add_commands(sub, _count)
+    cli_trust.add_commands(sub)
     return p
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from . import cli_trust
 from .cli_inputs import binds, parent_folder, writable_folder
 from .errors import BurnedgeError
 from .files import write_atomic
@@ -94,8 +95,10 @@ def add_int8_options(s: argparse.ArgumentParser, required: bool = False) -> None
 
 def cmd_export(a: argparse.Namespace, shapes: dict[str, tuple[int, ...]]) -> int:
     from . import bundle
+    from .bundle import keys
     from .exporter import export
 
+    key = keys.load_private(a.sign) if a.sign else None  # a bad key fails before the export, not after
     out = a.output if a.output is not None else Path(a.model.stem + bundle.SUFFIX)
     options = dict(
         target=a.target,
@@ -114,7 +117,9 @@ def cmd_export(a: argparse.Namespace, shapes: dict[str, tuple[int, ...]]) -> int
         if any(getattr(a, k, None) for k in int8_only):
             raise BurnedgeError("--calibration, --validation, --keep-float and --report need --quantize int8")
         path = export(a.model, out, **options)
-    b = bundle.read(path)  # reads back what was written: the hashes hold
+    if key is not None:
+        bundle.sign(path, key)
+    b = bundle.read(path, require_trust=key is None)  # reads back what was written: the hashes hold
     m = b.manifest
     size = sum(len(d) for d in b.members.values())
     print(f"exported   {b.name} -> {path} ({'folder' if a.unpacked else 'archive'}, {_bytes(size)})")
@@ -124,6 +129,7 @@ def cmd_export(a: argparse.Namespace, shapes: dict[str, tuple[int, ...]]) -> int
     print(f"arena      {_bytes(b.arena_bytes)} (lower bound {bound:,}: {_ratio(b.arena_bytes, bound)}; {m['planner']})")
     print(f"weights    {_bytes(b.weight_bytes)}")
     print(f"vectors    {len(m['vectors'])} test vector(s); check them with: burnedge verify {path}")
+    print(f"signed     {b.trust.why.removeprefix('it is ')}")
     return 0
 
 
@@ -200,7 +206,7 @@ def _budget(text: str) -> int | float:
 def cmd_verify(a: argparse.Namespace) -> int:
     from .verifier import verify
 
-    checks = verify(a.bundle, threads=a.threads, tolerance=a.tolerance)
+    checks = verify(a.bundle, threads=a.threads, tolerance=a.tolerance, trust=cli_trust.trust_of(a))
     for c in checks:
         print(
             f"vector {c.vector:<3d} {c.output:24s} max abs error {c.max_abs:.3g}  relative {c.relative:.3g}  "
@@ -219,9 +225,10 @@ def cmd_verify(a: argparse.Namespace) -> int:
 def inspect_bundle(a: argparse.Namespace) -> int:
     from . import bundle, timeline
 
-    b = bundle.read(a.model)
+    b = bundle.read(a.model, cli_trust.trust_of(a), require_trust=False)  # reading JSON runs nothing
     parent_folder(a.timeline, "--timeline")
-    m, plan = b.manifest, b.plan
+    optional = {"burnedge_version": "?", "target": "?", "planner": "?", "arena_lower_bound_bytes": b.arena_bytes}
+    m, plan = {**b.manifest, **{k: v for k, v in optional.items() if b.manifest.get(k) is None}}, b.plan
     steps, buffers = plan["steps"], plan["buffers"]
     if a.timeline:
         svg = timeline.svg(buffers, len(steps), b.arena_bytes, m["arena_lower_bound_bytes"], title=b.name)
@@ -234,12 +241,14 @@ def inspect_bundle(a: argparse.Namespace) -> int:
             "steps": steps,
             "buffers": buffers,
             "members": {n: f["bytes"] for n, f in m["files"].items()},
+            "trust": {"trusted": b.trust.trusted, "key_id": b.trust.key_id, "why": b.trust.why},
         }
         print(json.dumps(info, indent=2))
         return 0
     size = sum(len(d) for d in b.members.values())
     print(f"bundle     {b.path} (format {m['format_version']}, burnedge {m['burnedge_version']}, {_bytes(size)})")
     print(f"model      {b.name}   target {m['target']}   libraries {', '.join(m['libraries']) or '-'}")
+    print(f"trust      {b.trust.why}" + ("" if b.trust.trusted else ": it would not run here"))
     for kind in ("inputs", "outputs"):
         for t in m[kind]:
             where = f"@{t['offset']}" if t.get("offset") is not None else "(constant)"
@@ -284,7 +293,7 @@ def cmd_bench(a: argparse.Namespace) -> int:
 
     if a.runs < 1 or a.warmup < 0:
         raise BurnedgeError("--runs must be >= 1 and --warmup >= 0")
-    b = bundle.read(a.bundle)
+    b = bundle.read(a.bundle, cli_trust.trust_of(a))
     sess = Session(b, backend=f"profiled<{b.backend}>" if a.profile else b.backend, threads=a.threads)
     vectors = b.vectors()
     feeds = vectors[0][0] if vectors else {t.name: np.zeros(t.shape, t.dtype) for t in b.inputs}

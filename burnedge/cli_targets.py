@@ -9,6 +9,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+from . import cli_trust
+
 __all__ = ["add_commands", "cmd_emulate", "cmd_targets"]
 
 
@@ -63,7 +65,7 @@ def cmd_emulate(a: argparse.Namespace) -> int:
     from .emulate import emulate
     from .targets import resolve
 
-    b = bundle.read(a.bundle)
+    b = bundle.read(a.bundle, cli_trust.trust_of(a))
     names = a.target or ",".join(b.targets)
     targets = resolve(names, a.targets_dir)
     if a.keep is not None and len(targets) > 1:
@@ -107,5 +109,6 @@ def add_commands(sub: argparse._SubParsersAction, count: Callable[..., Callable[
     s.add_argument("--tolerance", type=float, default=1e-4, help="largest relative error of a float output")
     s.add_argument("--keep", type=Path, metavar="DIR", help="keep the runner's folder (to copy to a board)")
     s.add_argument("--timeout", type=float, metavar="SECONDS", help="give up on a run after this long")
+    cli_trust.add_trust_options(s)
     s.add_argument("--targets-dir", **dirs)
     s.set_defaults(fn=cmd_emulate)

@@ -2,7 +2,8 @@
 
 Steps (`emulate`):
 
-1. read the bundle and take its library for the target (lib/<target>/model.so);
+1. read the bundle (a trusted key must have signed it: burnedge.bundle.signing) and take its library for the
+   target (lib/<target>/model.so);
 2. stage a job folder (`stage`): the runner of the bundle's backend built for the target (`backend.runner`), the
    library, weights.bin (the weight blob), job.txt, and vectors/<i>/in_<k>.bin, ref_<k>.bin (the host's
    reference outputs), plus the target's libgomp so the folder also runs on a board or in a container;
@@ -27,7 +28,7 @@ import numpy as np
 
 from . import backends
 from . import bundle as bundle_format
-from .bundle import Bundle
+from .bundle import Bundle, signing
 from .bundle.vectors import as_declared
 from .feeds import Check, compare
 from .targets import Target, TargetError, get
@@ -80,6 +81,7 @@ def _exact(b: Bundle) -> bool:
 
 def stage(b: Bundle, target: Target, folder: Path, tolerance: float = 1e-4) -> Path:
     """Writes the runner's folder for `target` (see the module docstring); returns the job file."""
+    signing.require(b, "stage its library for the runner")
     libs = _libraries(b, target)
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copy(backends.lookup(b.backend).runner(target), folder / "runner")
@@ -185,13 +187,15 @@ def emulate(
     tolerance: float = 1e-4,
     keep: str | Path | None = None,
     timeout: float | None = None,
+    trust: bundle_format.TrustSpec = None,
 ) -> Result:
     """Runs the bundle's test vectors with its library for `target` under the target's emulator (see the module
     docstring); returns a Result whose `ok` is the verdict. A missing library, emulator or Docker engine, or a crash,
-    raises EmulationError naming the fix."""
+    raises EmulationError naming the fix. The bundle must be signed by a trusted key (`trust`: as Session's)."""
     if runner not in RUNNERS:
         raise EmulationError(f"unknown runner {runner!r}; runners: {', '.join(RUNNERS)}")
-    b = source if isinstance(source, Bundle) else bundle_format.read(source)
+    b = source if isinstance(source, Bundle) else bundle_format.read(source, trust)
+    signing.require(b, "stage its library for the runner")  # on the host, before anything is built or copied
     t = target if isinstance(target, Target) else get(target)
     if not b.vectors():
         raise EmulationError(f"{b.path}: the bundle carries no test vectors (export it with test_vectors >= 1)")

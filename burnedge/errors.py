@@ -9,7 +9,9 @@ __all__ = [
     "ModelError",
     "NotStaticError",
     "QuantizationTargetError",
+    "TraceError",
     "UnsupportedOpError",
+    "WeightsError",
 ]
 
 
@@ -61,3 +63,13 @@ class QuantizationTargetError(BurnedgeError):
         self.report = report
         self.report_path = report_path
         super().__init__(message)
+
+
+class TraceError(BurnedgeError):
+    """A burnedge.nn module cannot be traced: a shape that does not fit, a branch on a tensor's values, an
+    unsupported Python operation on a traced tensor. The message names the module path (``features.3 (Conv2d)``)."""
+
+
+class WeightsError(BurnedgeError):
+    """A checkpoint does not fit a module: every missing key, unexpected key and shape mismatch, in one message;
+    or a weights file that cannot be read."""

@@ -101,10 +101,10 @@ def sweep(path: Path, restore: Callable[[Path], None] | None = None) -> None:
         return
     for p in sorted(entries):
         tag, _, kind = p.name[len(path.name) + 2 :].rpartition(".")
-        if kind not in ("tmp", "old"):
+        if kind not in ("tmp", "old") or "." in tag:  # ".b.bedge.1-x.tmp" belongs to b.bedge, not to b
             continue
-        pid = tag.partition("-")[0]
-        if pid.isdigit():
+        pid, dash, _ = tag.partition("-")
+        if dash and pid.isdigit():
             if _alive(int(pid)):
                 continue
         else:

@@ -16,8 +16,10 @@ max_unrolled_trips     BURNEDGE_MAX_UNROLLED_TRIPS      16384      Loop iteratio
 max_function_depth     BURNEDGE_MAX_FUNCTION_DEPTH      64         nesting of local functions calling functions
 max_folded_bytes       BURNEDGE_MAX_FOLDED_BYTES        1 GiB      one tensor computed at import (constant
                                                                    folding or shape inference)
-max_fold_trips         BURNEDGE_MAX_FOLD_TRIPS          4096       iterations of one Loop run at import to fold
-                                                                   a constant
+max_fold_trips         BURNEDGE_MAX_FOLD_TRIPS          65536      Loop and Scan iterations run at import (to
+                                                                   fold constants or infer the shapes inside a
+                                                                   branch or body), all together; a Loop with
+                                                                   more trips is kept, never run
 max_source_bytes       BURNEDGE_MAX_SOURCE_BYTES        256 MiB    generated source handed to a compiler
 max_member_bytes       BURNEDGE_MAX_MEMBER_BYTES        4 GiB      one member of a bundle, read into memory
 max_bundle_bytes       BURNEDGE_MAX_BUNDLE_BYTES        8 GiB      all members of a bundle together
@@ -38,7 +40,7 @@ from dataclasses import dataclass
 
 from .errors import BurnedgeError
 
-__all__ = ["LIMITS", "Limit", "LimitError", "check", "get", "raised"]
+__all__ = ["LIMITS", "Limit", "LimitError", "check", "counting_trips", "get", "raised", "spend_trip"]
 
 
 class LimitError(BurnedgeError):
@@ -63,7 +65,7 @@ LIMITS: dict[str, Limit] = {
         Limit("max_unrolled_trips", 16_384, "Loop iterations unrolled"),
         Limit("max_function_depth", 64, "nested function calls"),
         Limit("max_folded_bytes", 1 << 30, "bytes of one tensor computed at import"),
-        Limit("max_fold_trips", 4096, "Loop iterations run at import"),
+        Limit("max_fold_trips", 65536, "Loop and Scan iterations run at import"),
         Limit("max_source_bytes", 256 << 20, "bytes of generated source"),
         Limit("max_member_bytes", 4 << 30, "bytes of one bundle member"),
         Limit("max_bundle_bytes", 8 << 30, "bytes of all bundle members"),
@@ -71,6 +73,7 @@ LIMITS: dict[str, Limit] = {
     )
 }
 
+_TRIPS: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("burnedge_trips", default=None)
 _OVERRIDES: contextvars.ContextVar[tuple[tuple[str, int], ...]] = contextvars.ContextVar("burnedge_limits", default=())
 
 
@@ -119,6 +122,26 @@ def check(name: str, value: int, where: str) -> None:
     if value > limit:
         lim = LIMITS[name]
         raise LimitError(
-            f"{where}: {value} {lim.what} exceeds the limit {name} = {limit}; if the input is trusted, raise it "
+            f"{where}: {value} {lim.what}, over the limit {name} = {limit}; if the input is trusted, raise it "
             f"with the environment variable {lim.env}=N or burnedge.limits.raised({name}=N)"
         )
+
+
+@contextlib.contextmanager
+def counting_trips() -> Iterator[None]:
+    """Counts the Loop and Scan iterations the code inside runs (`spend_trip`) against max_fold_trips: the
+    importer runs subgraphs only inside this block; at run time nothing counts."""
+    token = _TRIPS.set([0])
+    try:
+        yield
+    finally:
+        _TRIPS.reset(token)
+
+
+def spend_trip() -> None:
+    """One Loop or Scan iteration; a LimitError past max_fold_trips inside `counting_trips`, else nothing."""
+    spent = _TRIPS.get()
+    if spent is not None:
+        spent[0] += 1
+        if spent[0] > get("max_fold_trips"):
+            check("max_fold_trips", spent[0], "a Loop or Scan run at import to fold it or infer its shapes")

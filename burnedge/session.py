@@ -10,7 +10,7 @@ import numpy as np
 
 from . import backends, compiler
 from . import bundle as bundle_format
-from .bundle import Bundle, BundleError
+from .bundle import Bundle, BundleError, signing
 from .errors import BurnedgeError
 from .feeds import check_feeds
 from .importers import load
@@ -28,12 +28,19 @@ class Session:
     library it carries (rebuilt only when it was built for another CPU); on any other backend, the source model it
     carries runs with the bundle's input shapes. A model is compiled by burnedge.compiler for `backend` (default
     the numpy reference); a decorated name works too (`checked<c>`, `profiled<c>`). `threads` sets the cores a C
-    run uses (1: deterministic).
+    run uses (1: deterministic). A bundle runs only when a trusted key signed it (`trust`: public key files trusted
+    on top of this machine's; "any": run it unchecked, with a warning; see burnedge.bundle.signing).
     """
 
-    def __init__(self, model: Model | Bundle | str | os.PathLike[str], backend: str | None = None, threads: int = 1):
+    def __init__(
+        self,
+        model: Model | Bundle | str | os.PathLike[str],
+        backend: str | None = None,
+        threads: int = 1,
+        trust: signing.TrustSpec = None,
+    ):
         if isinstance(model, (str, os.PathLike)):
-            model = bundle_format.read(model) if bundle_format.looks_like(model) else load(Path(model))
+            model = bundle_format.read(model, trust) if bundle_format.looks_like(model) else load(Path(model))
         if not isinstance(model, (Model, Bundle)):
             raise BurnedgeError(f"Session needs a Model, a bundle or a model path, not {type(model).__name__}")
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
@@ -41,6 +48,7 @@ class Session:
         self.manifest: dict | None = None  # a bundle's manifest; the bundle's members are not kept
         self.plan = None  # the plan a model was compiled to (a bundle's is in its plan.json)
         if isinstance(model, Bundle):
+            signing.require(model)
             name = backend or model.backend
             self.name, self.manifest = model.name, model.manifest
             self._inputs, self._outputs = model.inputs, model.outputs

@@ -20,7 +20,9 @@ __all__ = ["ROUNDING_MARGIN", "verify"]
 ROUNDING_MARGIN = 4.0
 
 
-def verify(source: Bundle | str | os.PathLike[str], threads: int = 1, tolerance: float = 1e-4) -> list[Check]:
+def verify(
+    source: Bundle | str | os.PathLike[str], threads: int = 1, tolerance: float = 1e-4, trust: bundle.TrustSpec = None
+) -> list[Check]:
     """Runs a bundle's test vectors on its own backend; one Check per (vector, output). No vectors: an error.
 
     An output within `tolerance` of max |reference| passes. So does one within what rounding alone explains, from
@@ -29,8 +31,9 @@ def verify(source: Bundle | str | os.PathLike[str], threads: int = 1, tolerance:
     times its "rounding", the spread the reference itself showed on these vectors between float64 and float32 sums
     (and, before int8, nudged float values). A well-conditioned output spreads by ~1e-7 and gains nothing; an
     ill-conditioned one (a log of a power near float32's floor) is held to what float32 can do. Check.allowed says
-    how much was granted; int8 steps themselves are exact (`checked<c>` proves it step by step)."""
-    b = source if isinstance(source, Bundle) else bundle.read(source)
+    how much was granted; int8 steps themselves are exact (`checked<c>` proves it step by step). The bundle must be
+    signed by a trusted key (`trust`: as Session's)."""
+    b = source if isinstance(source, Bundle) else bundle.read(source, trust)
     vectors = b.vectors()
     if not vectors:
         raise BundleError(f"{b.path}: the bundle carries no test vectors (export it with test_vectors >= 1)")

@@ -13,9 +13,12 @@ Members (format 1), all stored uncompressed with fixed timestamps, so one model 
     lib/<target>/model.so  the library compiled for each target (burnedge.targets; one bundle may carry several)
     model.onnx             only with --with-source: the source model, for `bench --vs onnxruntime` and other backends
     vectors/<i>.npz        test vectors: in_<k> / out_<k> are input k / reference output k, in manifest order
+    signature.json         the Ed25519 signature of manifest.json's bytes and the id of the key that made it
 
-Trust: `read` checks that the file is an archive (or folder) with a manifest of a known format version, and that
-the members are exactly those the manifest lists, each with its size and SHA-256, BEFORE it parses any member.
+Trust: `read` checks the signature of the manifest's exact bytes (signature.json, not listed in the manifest; see
+burnedge.bundle.signing) before it parses anything, then that the file is an archive (or folder) with a manifest
+of a known format version, and that the members are exactly those the manifest lists, each with its size and
+SHA-256, BEFORE it parses any member.
 This module reads and checks; it compiles and loads nothing (a backend's `load` does: burnedge.backends). Writing,
 atomic, is burnedge.bundle.writer's; test vectors are burnedge.bundle.vectors'.
 """
@@ -40,7 +43,8 @@ from .. import limits
 from ..errors import BundleError
 from ..files import require_regular
 from ..model import TensorInfo
-from . import schema
+from . import schema, signing
+from .signing import SIGNATURE, Trust
 from .vectors import decode_npz
 
 __all__ = [
@@ -175,15 +179,17 @@ def _manifest(path: Path, head: bytes) -> dict[str, Any]:
         for f in files.values()
     ):
         raise BundleError(f"{path}: {MANIFEST} has no valid `files` table")
-    schema.check(f"{path}: {MANIFEST}", manifest)
     return manifest
 
 
-def read(path: str | os.PathLike[str]) -> Bundle:
-    """Opens a bundle, checking every member's size and SHA-256 against the manifest before anything else."""
+def read(path: str | os.PathLike[str], trust: signing.TrustSpec = None, require_trust: bool = True) -> Bundle:
+    """Opens a bundle: first its signature (burnedge.bundle.signing: untrusted is an error unless `require_trust`
+    is False, to inspect it), then every member's size and SHA-256 against the signed manifest."""
     path = Path(path)
     head, entries = _listing(path)
+    verdict = signing.check(path, head, entries.pop(SIGNATURE, None), trust, require_trust)
     manifest = _manifest(path, head)
+    schema.check(f"{path}: {MANIFEST}", manifest)  # every field by type, before any is used
     files: dict[str, dict[str, Any]] = manifest["files"]
     extra, absent = sorted(set(entries) - set(files)), sorted(set(files) - set(entries))
     if extra:
@@ -219,7 +225,7 @@ def read(path: str | os.PathLike[str]) -> Bundle:
             zf.close()
     _check_layout(path, manifest)
     _check_sizes(path, manifest, members)
-    return Bundle(path, manifest, members)
+    return Bundle(path, manifest, members, verdict)
 
 
 def _check_layout(path: Path, m: dict[str, Any]) -> None:
@@ -264,6 +270,7 @@ class Bundle:
     path: Path
     manifest: dict[str, Any]
     members: dict[str, bytes] = field(repr=False)
+    trust: Trust = signing.UNCHECKED  # what its signature check found; only a trusted bundle's code runs
 
     def member(self, name: str) -> bytes:
         try:
@@ -363,7 +370,7 @@ class Bundle:
         ins, outs = [t.name for t in self.inputs], [t.name for t in self.outputs]
         result = []
         for name in self._get("vectors"):
-            z = decode_npz(self.member(name))
+            z = decode_npz(self.member(name), f"{self.path}: test vector {name!r}")
             try:
                 result.append(
                     ({n: z[f"in_{k}"] for k, n in enumerate(ins)}, {n: z[f"out_{k}"] for k, n in enumerate(outs)})

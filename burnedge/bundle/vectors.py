@@ -7,6 +7,7 @@ manifest's order of inputs and outputs.
 from __future__ import annotations
 
 import io
+import math
 import zipfile
 from collections.abc import Mapping, Sequence
 
@@ -69,10 +70,24 @@ def as_declared(arrays: Mapping[str, np.ndarray], shapes: Mapping[str, Sequence[
     return out
 
 
-def decode_npz(data: bytes) -> dict[str, np.ndarray]:
-    """The arrays of an .npz archive; anything else (a damaged archive, a pickle, not an .npz) is a BundleError."""
+def decode_npz(data: bytes, name: str = "an .npz member") -> dict[str, np.ndarray]:
+    """The arrays of an .npz archive, each checked before it is read: stored (a deflated array could inflate to
+    any size) and its header's shape no larger than its bytes (np.load allocates what the header claims);
+    anything else (a damaged or encrypted archive, a pickle, not an .npz) is a BundleError."""
     try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            for info in zf.infolist():
+                if info.compress_type != zipfile.ZIP_STORED or info.file_size > len(data):
+                    raise BundleError(f"{name}: array {info.filename!r} is compressed or larger than its archive")
+                with zf.open(info) as f:
+                    version = np.lib.format.read_magic(f)
+                    read_header = getattr(np.lib.format, f"read_array_header_{version[0]}_0", None)
+                    if read_header is None:
+                        raise ValueError(f"unknown .npy format version {version}")
+                    shape, _, dtype = read_header(f)
+                if math.prod(shape) * dtype.itemsize > info.file_size:
+                    raise BundleError(f"{name}: array {info.filename!r} claims shape {list(shape)}, more than it holds")
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
-    except (OSError, ValueError, EOFError, RuntimeError, zipfile.BadZipFile, NotImplementedError) as exc:
-        raise BundleError(f"a test vector is not a readable .npz archive ({type(exc).__name__}: {exc})") from None
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, RuntimeError, NotImplementedError) as exc:
+        raise BundleError(f"{name}: not a readable .npz archive ({type(exc).__name__}: {exc})") from None

@@ -20,7 +20,10 @@ import zipfile
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from ..files import exchange, require_regular, sweep, temp_beside, write_atomic
+from . import keys, signing
 from .format import MANIFEST, MEMBER_NAME, BundleError, is_bundle
 
 __all__ = ["check_destination", "dumps", "write"]
@@ -70,14 +73,20 @@ def check_destination(dest: Path) -> None:
 
 
 def write(
-    path: str | os.PathLike[str], manifest: dict[str, Any], members: dict[str, bytes], unpacked: bool = False
+    path: str | os.PathLike[str],
+    manifest: dict[str, Any],
+    members: dict[str, bytes],
+    unpacked: bool = False,
+    key: Ed25519PrivateKey | None = None,
 ) -> Path:
     """Writes a bundle atomically (an archive, or a folder when `unpacked`) and returns its path.
 
-    `manifest` gets `files` (the size and SHA-256 of every member) added. An existing bundle at `path` is replaced;
-    any other existing file or folder is an error.
+    `manifest` gets `files` (the size and SHA-256 of every member) added; `key` (default: this machine's,
+    burnedge.bundle.keys.local_key) signs it (an old signature.json among `members` is dropped: it signed another
+    manifest). An existing bundle at `path` is replaced; any other existing file or folder is an error.
     """
     dest = Path(path)
+    members = {n: d for n, d in members.items() if n != signing.SIGNATURE}
     bad = [n for n in members if not MEMBER_NAME.match(n) or n == MANIFEST]
     if bad:
         raise BundleError(f"invalid member name(s) {bad}")
@@ -86,6 +95,8 @@ def write(
     check_destination(dest)
     files = {n: {"sha256": hashlib.sha256(members[n]).hexdigest(), "bytes": len(members[n])} for n in sorted(members)}
     head = dumps({**manifest, "files": files})
+    members = {**members, signing.SIGNATURE: signing.signature(head, key or keys.local_key())}
+    files = {signing.SIGNATURE: None, **files}  # the order written: the signature right after the manifest
     if not unpacked and not dest.is_dir():  # the common case: one archive, written beside dest and renamed
         return write_atomic(dest, lambda f: _zip(f, head, files, members))
     dest.parent.mkdir(parents=True, exist_ok=True)

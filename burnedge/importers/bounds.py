@@ -20,8 +20,16 @@ from onnx import AttributeProto, ModelProto, NodeProto
 from .. import limits
 from ..errors import ModelError
 from ..ir import Graph, Node
+from .loop_shapes import counts_trips
 
-__all__ = ["Budget", "check_args", "check_functions", "check_result", "foldable_loop", "predicted_bytes"]
+__all__ = [
+    "Budget",
+    "check_args",
+    "check_functions",
+    "check_result",
+    "foldable_loop",
+    "predicted_bytes",
+]
 
 
 def _domain(d: str) -> str:
@@ -58,7 +66,7 @@ def check_functions(model: ModelProto) -> None:
             sizes[key] = count(funcs[key].node, (*stack, key))
         return sizes[key]
 
-    limits.check("max_nodes", count(model.graph.node, ()), "the model, its local functions inlined,")
+    limits.check("max_nodes", count(model.graph.node, ()), "the model (its local functions inlined)")
 
 
 class Budget:
@@ -69,10 +77,32 @@ class Budget:
         self.nodes = 0
 
     def unroll(self, node: Node, trips: int, body: Graph) -> None:
+        where = f"node {node.name!r} (Loop), with the loops unrolled before it"
+        ahead = trips * (1 + _inner_trips(body))  # nested loops with constant trips would follow: refuse now
+        limits.check("max_unrolled_trips", self.trips + ahead, where)
         self.trips += trips
-        limits.check("max_unrolled_trips", self.trips, f"node {node.name!r} (Loop) unrolls, with the loops before,")
+        limits.check("max_unrolled_trips", self.trips, where)
         self.nodes += trips * max(1, len(body.nodes))
-        limits.check("max_nodes", self.nodes, f"node {node.name!r} (Loop) unrolls, with the loops before, into")
+        limits.check("max_nodes", self.nodes, where)
+
+
+MAX_UNROLL = 4096  # a Loop of more trips is not unrolled (it stays a Loop)
+
+
+def _inner_trips(body: Graph) -> int:
+    """The iterations the Loops inside `body` will unroll into (constant trips up to MAX_UNROLL, a body that
+    never stops early; nested ones multiplied): known before the outer Loop is copied."""
+    consts = {n.outputs[0]: n.attrs.get("value") for n in body.nodes if n.op_type == "Constant" and n.outputs}
+    consts.update((k, v.data) for k, v in body.values.items() if v.is_const)
+    total = 0
+    for n in body.nodes:
+        m = consts.get(n.inputs[0]) if n.op_type == "Loop" and n.inputs else None
+        inner = n.attrs.get("body")
+        if isinstance(m, np.ndarray) and m.size == 1 and isinstance(inner, Graph) and counts_trips(inner):
+            trips = int(m.reshape(()))
+            if 0 < trips <= MAX_UNROLL:
+                total += trips * (1 + _inner_trips(inner))
+    return total
 
 
 def foldable_loop(node: Node, ins: list[Any]) -> bool:
@@ -118,7 +148,7 @@ def predicted_bytes(node: Node, args: Sequence[Any]) -> tuple[tuple[int, ...], i
 
 
 def _check(node: Node, shape: Sequence[int], nbytes: int) -> None:
-    where = f"node {node.name!r} ({node.op_type}) would compute a tensor of shape {list(shape)}:"
+    where = f"node {node.name!r} ({node.op_type}) would compute a tensor of shape {list(shape)}"
     limits.check("max_folded_bytes", nbytes, where)
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import NotStaticError
+from ..errors import ModelError, NotStaticError
 from ..ir import Graph, Node
 from ..ops.interpreter import run_graph
 
@@ -28,6 +28,8 @@ __all__ = ["counts_trips", "loop_shapes"]
 def counts_trips(body: Graph) -> bool:
     """True when the body never stops the loop: its condition output is its condition input (or an Identity of it)
     or a constant true."""
+    if len(body.inputs) < 2 or not body.outputs:
+        return False
     cond_out, cond_in = body.outputs[0], body.inputs[1]
     copies = {n.outputs[0]: n.inputs[0] for n in body.nodes if n.op_type == "Identity" and n.inputs and n.outputs}
     seen: set[str] = set()
@@ -43,6 +45,12 @@ def loop_shapes(node: Node, args: list[Any], scope: Mapping[str, Any]) -> list[t
     of the right shapes; M and the condition are constants, checked before) and captures `scope`."""
     body: Graph = node.attrs["body"]
     m, cond, carried = (list(args) + [None, None])[0], (list(args) + [None, None])[1], list(args[2:])
+    if len(body.inputs) != 2 + len(carried) or len(body.outputs) < 1 + len(carried):
+        raise ModelError(
+            f"node {node.name!r} (Loop): its body takes {len(body.inputs)} inputs and gives {len(body.outputs)} "
+            f"outputs; with {len(carried)} loop-carried value(s) it must take {2 + len(carried)} and give at least "
+            f"{1 + len(carried)}"
+        )
     first = run_graph(body, [np.array(0, np.int64), np.array(True), *carried], scope)
     shapes: list[tuple[tuple[int, ...], np.dtype]] = []
     for k, (before, after) in enumerate(zip(carried, first[1 : 1 + len(carried)])):

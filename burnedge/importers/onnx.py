@@ -8,6 +8,7 @@
 5. infer + fold: in topological order, evaluate nodes whose inputs are all constant (shape subgraphs, Constant
    nodes, If/Loop on constant conditions and trip counts) and infer output types of the rest;
 6. finalize: drop dead nodes and constants, verify().
+Every phase is bounded (burnedge.limits, applied by importers/bounds.py); a Loop's shapes come from loop_shapes.py.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import onnx
 import onnx.inliner
 from onnx import AttributeProto, GraphProto, ModelProto
 
-from .. import dtypes
+from .. import dtypes, limits
 from ..errors import BurnedgeError, ModelError, NotStaticError, UnsupportedOpError
 from ..files import require_regular
 from ..ir import Graph, Node, Value
@@ -390,7 +391,8 @@ def _phases(
         raise UnsupportedOpError(missing)
     _static_inputs(graph, model.graph, input_shapes or {}, bind or {})
     graph.toposort()
-    infer_and_fold(graph)
+    with limits.counting_trips():  # subgraphs run to fold or infer shapes: bounded, never a 10**9-trip hang
+        infer_and_fold(graph)
     graph.prune()
     graph.verify()
     return graph

@@ -13,12 +13,10 @@ import numpy as np
 
 from ..ir import Graph, Node, Value
 from ..ops import for_onnx
-from .bounds import Budget
+from .bounds import MAX_UNROLL, Budget
 from .loop_shapes import counts_trips
 
 __all__ = ["MAX_UNROLL", "inline_if", "unroll_loop"]
-
-MAX_UNROLL = 4096
 
 
 def _rename_graph(g: Graph, mapping: dict[str, str]) -> Graph:

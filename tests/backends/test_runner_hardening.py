@@ -130,6 +130,19 @@ def test_an_output_symlink_is_not_written_through(runner, libraries, tmp_path):
     assert victim.read_text() == "precious"
 
 
+def test_a_linked_vector_folder_is_refused(runner, libraries, tmp_path):
+    """vectors/0 a link to a folder outside the job: out_0.bin was written there."""
+    folder = tmp_path / "job"
+    folder.mkdir()
+    j = job(folder, libraries)
+    outside = tmp_path / "outside"
+    (folder / "vectors" / "0").rename(outside)
+    (folder / "vectors" / "0").symlink_to(outside)
+    r = run(runner, j)
+    assert r.returncode == 2 and "symbolic link inside the job folder" in r.stderr, r.stderr
+    assert not (outside / "out_0.bin").exists()
+
+
 def test_an_input_symlink_is_refused(runner, libraries, tmp_path):
     j = job(tmp_path, libraries)
     real = tmp_path / "elsewhere.bin"
@@ -165,10 +178,10 @@ KILLED_BUILD = """
 import os, sys
 from burnedge.backends.c import build
 real = build._run
-def run(cmd, what, package):
+def run(cmd, what, *args, **kwargs):
     if what == "the model" and sys.argv[2] == "kill":
         os._exit(9)  # kill -9 while the compiler runs: the work folder stays behind
-    return real(cmd, what, package)
+    return real(cmd, what, *args, **kwargs)
 build._run = run
 print(build.build_model(open(sys.argv[1]).read()))
 """
@@ -210,3 +223,11 @@ def _texts(folder: Path) -> str:
         return "".join(p.read_text(errors="ignore") for p in folder.glob("*.c"))
     except OSError:
         return ""
+
+
+def test_generated_source_over_the_compile_size_limit_is_refused_before_the_compiler_runs():
+    from burnedge import limits
+    from burnedge.backends.c.build import build_model
+
+    with limits.raised(max_source_bytes=1000), pytest.raises(limits.LimitError, match="max_source_bytes = 1000"):
+        build_model("/* padding */\n" * 100)

@@ -17,6 +17,7 @@ from burnedge import bundle, host
 from burnedge.backends.c import build
 from burnedge.backends.c import loader as c_load
 from burnedge.backends.c import runtime as c_runtime
+from burnedge.bundle import keys, signing
 from burnedge.bundle import writer as bundle_writer
 from burnedge.exporter import example_inputs, export
 from burnedge.verifier import verify
@@ -146,10 +147,15 @@ def test_verify_passes_and_catches_a_wrong_reference(bedge, tmp_path):
 
 
 def _rewrite(src: Path, dst: Path, change) -> Path:
-    """Copies a bundle archive member by member, letting `change(name, data)` alter each (manifest untouched)."""
+    """Copies a bundle archive member by member, letting `change(name, data)` alter each (manifest untouched), and
+    signs the manifest that results with this machine's key: the checks after the signature's must refuse it."""
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
         for info in zin.infolist():
             data = change(info.filename, zin.read(info))
+            if info.filename == "manifest.json":
+                head = data
+            elif info.filename == bundle.SIGNATURE:
+                data = signing.signature(head, keys.local_key())
             if data is not None:
                 zout.writestr(info, data)
     return dst

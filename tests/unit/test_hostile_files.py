@@ -191,6 +191,8 @@ def test_leftovers_of_interrupted_runs_are_swept(tmp_path):
     os.utime(left[2], (old, old))  # an old-style name (no process id), hours old
     live = tmp_path / f".b.bedge.{os.getpid()}-live.tmp"  # a writer still at work: kept
     live.write_text("in progress")
+    fake_bundle(tmp_path / "b", "another destination")  # its sweep leaves what belongs to b.bedge alone
+    assert all(p.exists() for p in left)
     fake_bundle(dest, "one", unpacked=True)
     assert not any(p.exists() for p in left) and live.exists()
     fake_bundle(tmp_path / "c.bedge", "archive", unpacked=False)
@@ -200,15 +202,11 @@ def test_leftovers_of_interrupted_runs_are_swept(tmp_path):
 
 
 # -- bounded reading ------------------------------------------------------------------------------------------------
-def _rezip(src: Path, dst: Path, compress: int, manifest_edit=None) -> Path:
+def _rezip(src: Path, dst: Path, compress: int) -> Path:
+    """`src` with every member compressed by `compress` (the manifest and its signature unchanged)."""
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
         for info in zin.infolist():
-            data = zin.read(info)
-            if info.filename == "manifest.json" and manifest_edit:
-                m = json.loads(data)
-                manifest_edit(m)
-                data = json.dumps(m).encode()
-            zout.writestr(info.filename, data, compress_type=compress)
+            zout.writestr(info.filename, zin.read(info), compress_type=compress)
     return dst
 
 
@@ -239,9 +237,22 @@ def test_a_member_larger_than_the_archive_is_refused(tmp_path):
         bundle.read(src)
 
 
+def _rewritten(src: Path, dst: Path, edit=None, member: tuple[str, bytes] | None = None) -> Path:
+    """`src` with its manifest edited by `edit` or one member replaced, written (hashed and signed) by this
+    machine's key: what passes every check but the one under test."""
+    b = bundle.read(src)
+    manifest = {k: v for k, v in b.manifest.items() if k != "files"}
+    members = dict(b.members)
+    if edit:
+        edit(manifest)
+    if member:
+        members[member[0]] = member[1]
+    return bundle.write(dst, manifest, members)
+
+
 @pytest.mark.parametrize("key", ["weight_bytes", "arena_bytes"])
 def test_a_manifest_asking_for_2_62_bytes_is_refused_not_allocated(real_bundle, tmp_path, key):
-    edited = _rezip(real_bundle, tmp_path / "edited.bedge", zipfile.ZIP_STORED, lambda m: m.update({key: 2**62}))
+    edited = _rewritten(real_bundle, tmp_path / "edited.bedge", lambda m: m.update({key: 2**62}))
     with pytest.raises(burnedge.BurnedgeError, match=key.replace("_bytes", "") + "|max_arena_bytes"):
         b = bundle.read(edited)
         b.weights()
@@ -288,3 +299,48 @@ def test_fifo_inputs_and_calibration_data_are_refused(real_bundle, model, fifo, 
     argv = ["export", str(model), "-o", str(tmp_path / "q.bedge"), "--quantize", "int8", "--calibration", str(calib)]
     assert not_hanging(lambda: main(argv), calib / "b.npy") == 2
     assert "FIFO" in capsys.readouterr().err
+
+
+def test_member_and_bundle_sizes_have_limits(tmp_path):
+    from burnedge import limits
+
+    b = bundle.write(tmp_path / "b.bedge", dict(MANIFEST), {"blob.bin": bytes(5000)})
+    for unpacked in (False, True):
+        path = b if not unpacked else bundle.write(tmp_path / "u", dict(MANIFEST), {"blob.bin": bytes(5000)}, True)
+        with limits.raised(max_member_bytes=4096), pytest.raises(limits.LimitError, match="max_member_bytes"):
+            bundle.read(path)
+        with limits.raised(max_bundle_bytes=4096), pytest.raises(limits.LimitError, match="max_bundle_bytes"):
+            bundle.read(path)
+        assert bundle.read(path).member("blob.bin") == bytes(5000)
+
+
+def _with_member(src: Path, dst: Path, name: str, data: bytes) -> Path:
+    """`src` with member `name` replaced by `data`, rewritten and signed here (so the signature and hashes hold)."""
+    return _rewritten(src, dst, member=(name, data))
+
+
+def test_a_deflated_test_vector_is_refused_before_it_is_inflated(real_bundle, tmp_path):
+    import io
+
+    buf = io.BytesIO()
+    np.savez_compressed(buf, in_0=np.zeros((64, 1024, 1024), np.float32), out_0=np.zeros((2, 3), np.float32))
+    assert len(buf.getvalue()) < 1 << 20  # 256 MiB of zeros
+    b = bundle.read(_with_member(real_bundle, tmp_path / "bomb.bedge", "vectors/0.npz", buf.getvalue()))
+    with pytest.raises(burnedge.BundleError, match="compressed"):
+        b.vectors()
+
+
+def test_a_test_vector_header_claiming_terabytes_is_refused(real_bundle, tmp_path):
+    import io
+
+    npy = io.BytesIO()
+    header = {"descr": "<f4", "fortran_order": False, "shape": (2**40,)}
+    np.lib.format.write_array_header_1_0(npy, header)
+    npy.write(bytes(16))  # 4 TiB claimed, 16 bytes held: np.load allocated what the header said
+    npz = io.BytesIO()
+    with zipfile.ZipFile(npz, "w") as zf:
+        zf.writestr("in_0.npy", npy.getvalue())
+        zf.writestr("out_0.npy", npy.getvalue())
+    b = bundle.read(_with_member(real_bundle, tmp_path / "claims.bedge", "vectors/0.npz", npz.getvalue()))
+    with pytest.raises(burnedge.BundleError, match="claims shape"):
+        b.vectors()

@@ -40,10 +40,10 @@ LAYERS: dict[str, int] = {
     "burnedge.ops": 3,
     "burnedge.model": 4,  # Model = Graph + its inputs and outputs, what importers and nn return
     "burnedge.importers": 5,
-    "burnedge.nn": 5,
     "burnedge.passes": 5,
     "burnedge.analysis": 5,
     "burnedge.quantize": 6,
+    "burnedge.nn": 6,  # modules named as PyTorch names them, traced to a Model with the importer's infer_and_fold
     "burnedge.plan": 7,
     "burnedge.bundle": 8,  # the bundle format: reads and writes files, compiles and loads nothing
     "burnedge.targets": 8,

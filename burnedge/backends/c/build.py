@@ -35,9 +35,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ... import host
+from ... import host, limits
 from ...errors import BurnedgeError
 from ...files import temp_folder
+from .diagnostics import diagnostics
 
 __all__ = [
     "KERNEL_DIR",
@@ -168,13 +169,16 @@ def kernel_sources(sets: Sequence[str] = (REFERENCE,), kernel_dir: Path | None =
     return out
 
 
-def _run(cmd: list[str], what: str, package: str = "gcc") -> None:
+def _run(cmd: list[str], what: str, package: str = "gcc", sources: Sequence[Path] = ()) -> None:
+    """Runs a compiler command; a failure is a BuildError with the end of its diagnostics (with `sources`, only
+    those about files in these folders: see diagnostics)."""
     if shutil.which(cmd[0]) is None:
         fix = "or set CC" if package == "gcc" else "or choose another target"
         raise BuildError(f"C compiler {cmd[0]!r} not found: install it (Debian: apt-get install {package}) {fix}")
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
-        tail = "\n".join(proc.stderr.strip().splitlines()[-25:])
+        lines = diagnostics(proc.stderr, sources) if sources else proc.stderr.strip().splitlines()
+        tail = "\n".join(lines[-25:])
         raise BuildError(f"compiling {what} failed ({' '.join(cmd[:3])} ...):\n{tail}")
 
 
@@ -200,7 +204,7 @@ def kernel_library(tc: Toolchain, kernel_dir: Path | None = None) -> Path:
         def compile_one(name: str) -> str:
             obj = Path(tmp) / (name[:-2] + ".o")
             cmd = [tc.cc, *tc.cflags, "-I", str(src), "-c", str(src / name), "-o", str(obj)]
-            _run(cmd, f"kernel {name}", tc.package)
+            _run(cmd, f"kernel {name}", tc.package, (src,))
             return str(obj)
 
         with ThreadPoolExecutor(max_workers=max(1, min(8, os.cpu_count() or 1))) as pool:  # one gcc per core
@@ -214,6 +218,7 @@ def build_model(source: str, tc: Toolchain | None = None, kernel_dir: Path | Non
     """A shared library of a generated model source, linked with the kernel library (of `kernel_dir`, default
     KERNEL_DIR) built by `tc` (default: the host's); cached by content. The model includes the public headers
     only: the top of `kernel_dir`."""
+    limits.check("max_source_bytes", len(source.encode()), "the generated C source of the model")
     tc = tc or host_toolchain()
     folder = Path(kernel_dir or KERNEL_DIR)
     lib = kernel_library(tc, folder)
@@ -229,5 +234,6 @@ def build_model(source: str, tc: Toolchain | None = None, kernel_dir: Path | Non
             [tc.cc, *tc.cflags, "-shared", "-I", str(folder), str(src), str(lib), "-o", str(so), *tc.ldflags],
             "the model",
             tc.package,
+            (Path(tmp), folder),
         )
         return _place(so, out)

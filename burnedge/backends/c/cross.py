@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ... import host
+from ...errors import BundleError
 from ...targets import Target, TargetError
 from .build import Toolchain, host_toolchain, kernel_sets_for
 
@@ -53,10 +54,13 @@ def library_row(target: Target, path: str) -> dict[str, Any]:
 def pick_library(libraries: Iterable[dict[str, Any]], here: dict[str, str] | None = None) -> dict[str, Any] | None:
     """The manifest row of the library to load on this machine (`here`: host.fingerprint()): one built for this
     very CPU, else the cross-compiled one with the most required features among those whose triple and features
-    this machine has; None when none runs here."""
+    this machine has; None when none runs here. A row must say what runs it: a row that names neither the CPU it
+    was built for (`cpu`) nor the features it requires (`requires`), or a -march=native build without `cpu`, is
+    an error (such a row would load on any machine of its architecture, and crash where the CPU differs)."""
     here = here if here is not None else host.fingerprint()
     best, rank = None, -1
     for lib in libraries:
+        _check_row(lib)
         if "cpu" in lib:  # -march=native: exactly this instruction set
             fits, score = all(lib.get(k) == v for k, v in here.items()), 1 << 20
         else:
@@ -67,3 +71,14 @@ def pick_library(libraries: Iterable[dict[str, Any]], here: dict[str, str] | Non
         if fits and score > rank:
             best, rank = lib, score
     return best
+
+
+def _check_row(lib: dict[str, Any]) -> None:
+    """Refuses a library row that does not say which machines it runs on (see pick_library)."""
+    native = any(str(f).endswith("=native") for f in lib.get("cflags", ()))
+    if "cpu" not in lib and (native or not isinstance(lib.get("requires"), list)):
+        what = "was built for one CPU (-march=native)" if native else "names no CPU features it requires"
+        raise BundleError(
+            f"the library row for {lib.get('path')!r} {what} but carries no CPU fingerprint (`cpu`); refusing to "
+            "guess which machines it runs on (export the model again)"
+        )

@@ -4,7 +4,8 @@ the bundle's weights, as a CModel.
 A library built for this very CPU wins; else one cross-compiled for a target whose triple and required CPU
 features this machine has (the most specific one); else the bundle's source is compiled here, with burnedge's
 kernels when they are the bundle's, else with the bundle's own. A bundle's library is copied to the cache under
-its hash and loaded from there (the hash is checked again on every load).
+its hash and loaded from there (the hash is checked again on every load). Only a bundle a trusted key signed is
+loaded or rebuilt (burnedge.bundle.signing.require), and a row must say which CPU runs it (cross.pick_library).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ... import host
-from ...bundle import Bundle, BundleError
+from ...bundle import Bundle, BundleError, signing
 from ...files import sweep, temp_beside, write_atomic
 from .build import BuildError, build_model, cache_dir, kernel_sources
 from .cross import pick_library
@@ -31,7 +32,8 @@ def _sha256(data: bytes) -> str:
 
 
 def library(b: Bundle) -> Path:
-    """A loadable library for this host (see the module docstring)."""
+    """A loadable library for this host (see the module docstring), of a bundle a trusted key signed."""
+    signing.require(b, "load or build its library")
     here = host.fingerprint()
     lib = pick_library(b.manifest["libraries"].values(), here)
     if lib is not None:

@@ -89,6 +89,17 @@ static void join(char *out, const char *dir, const char *name) {
     memcpy(out, dir, nd);
     out[nd++] = '/';
     memcpy(out + nd, name, nn + 1);
+    /* no part of `name` may be a symbolic link: a linked folder would lead reads and writes out of the job */
+    for (char *p = out + nd;; p++) {
+        if (*p != '/' && *p != 0) continue;
+        char keep = *p;
+        *p = 0;
+        struct stat st;
+        int linked = lstat(out, &st) == 0 && S_ISLNK(st.st_mode);
+        *p = keep;
+        if (linked) die("%s: a symbolic link inside the job folder; the job names plain files and folders only", out);
+        if (!keep) break;
+    }
 }
 
 static void *aligned(size_t n) {
