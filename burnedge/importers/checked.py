@@ -19,9 +19,9 @@ from onnx import SparseTensorProto, TensorProto, helper, numpy_helper
 
 from .. import limits
 from ..errors import BurnedgeError, ModelError
-from ..ir import Node, Value
+from ..ir import Graph, Node, Value
 
-__all__ = ["infer", "sparse_to_dense", "to_array", "zeros"]
+__all__ = ["check_constant_indices", "infer", "sparse_to_dense", "to_array", "zeros"]
 
 
 def to_array(t: TensorProto, what: str = "tensor") -> np.ndarray:
@@ -93,3 +93,34 @@ def zeros(v: Value) -> np.ndarray:
     if v.dtype == object:
         return np.full(v.shape, "", dtype=object)
     return np.zeros(v.shape, v.dtype)
+
+
+INDEXING = ("Gather", "GatherElements", "GatherND", "ScatterElements", "ScatterND", "Scatter")
+
+
+def check_constant_indices(graph: Graph) -> None:
+    """Refuses constant indices outside their axis (after counting negative ones from the end): burnedge reads
+    zeros for them at run time (ops/_intmath.py), but a constant one is a mistake in the model, said at import."""
+    for node in graph.nodes:
+        if node.op_type not in INDEXING or node.op.domain or len(node.inputs) < 2:
+            continue
+        data, idx = graph.values.get(node.inputs[0]), graph.values.get(node.inputs[1])
+        if data is None or idx is None or not idx.is_const or idx.data.size == 0 or not data.shape:
+            continue
+        ind = np.asarray(idx.data, np.int64)
+        if node.op_type in ("GatherND", "ScatterND"):
+            if ind.ndim == 0:
+                continue
+            b = int(node.attrs.get("batch_dims", 0))
+            dims = np.array(data.shape[b : b + ind.shape[-1]], np.int64)
+            if dims.size != ind.shape[-1]:
+                continue  # the op's own shape check reports it
+        else:
+            ind = ind.reshape(-1)
+            dims = np.int64(data.shape[int(node.attrs.get("axis", 0)) % len(data.shape)])
+        if ((ind < -dims) | (ind >= dims)).any():
+            bad = int(ind[((ind < -dims) | (ind >= dims))].reshape(-1)[0])
+            raise ModelError(
+                f"node {node.name!r} ({node.op_type}): constant index {bad} is outside its axis "
+                f"(size {dims.tolist()}; indices must lie in [-size, size))"
+            )

@@ -30,7 +30,7 @@ from ..ir import Graph, Node, Value
 from ..ops import REQUIRED, OpDef, Spec, for_onnx
 from ..ops.interpreter import evaluate
 from . import bounds
-from .checked import infer, sparse_to_dense, to_array
+from .checked import check_constant_indices, infer, sparse_to_dense, to_array
 from .checked import zeros as _zeros
 from .loop_shapes import loop_shapes
 from .unroll import inline_if, unroll_loop
@@ -393,6 +393,7 @@ def _phases(
     graph.toposort()
     with limits.counting_trips():  # subgraphs run to fold or infer shapes: bounded, never a 10**9-trip hang
         infer_and_fold(graph)
+    check_constant_indices(graph)
     graph.prune()
     graph.verify()
     return graph

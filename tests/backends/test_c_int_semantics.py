@@ -13,7 +13,8 @@ import sys
 
 import numpy as np
 import onnxruntime as ort
-from onnx import helper
+import pytest
+from onnx import helper, numpy_helper
 
 import burnedge
 from burnedge import bundle
@@ -185,3 +186,16 @@ def test_exported_integer_div_mod_bundle_passes_its_own_verify(tmp_path):
     assert proc.returncode == 0, f"verify of the Div / Mod bundle: status {proc.returncode} {proc.stderr[-600:]}"
     vectors = bundle.read(path).vectors()
     assert vectors and all((ins["b"] != 0).all() for ins, _ in vectors)
+
+
+@pytest.mark.parametrize(
+    ("op", "indices"),
+    [("Gather", [0, 3]), ("Gather", [-4]), ("GatherElements", [[0, 0], [3, 0]]), ("GatherND", [[0, 2]])],
+)
+def test_constant_indices_out_of_range_are_refused_at_import(op, indices):
+    idx = numpy_helper.from_array(np.array(indices, np.int64), "i")
+    node = helper.make_node(op, ["d", "i"], ["y"], name="pick")
+    model = _model([node], {"d": ("float32", [3, 2])}, {"y": ("float32", None)})
+    model.graph.initializer.append(idx)
+    with pytest.raises(burnedge.ModelError, match=r"'pick'.*constant index -?\d+ is outside its axis"):
+        burnedge.load(model)
