@@ -5,7 +5,7 @@ whose message is one non-empty line; never another exception, never a hang (each
 enforced with SIGALRM), never a file written outside the sandbox it was given nor a file of it lost (the sandbox's
 listing is the same after the call as before it, apart from the paths the target says it may write).
 
-Budget: `BURNEDGE_FUZZ_EXAMPLES` inputs per target (default 30: a few seconds each, part of the normal suite). A
+Budget: `BURNEDGE_FUZZ_EXAMPLES` inputs per target (default 100: a few seconds each, part of the normal suite). A
 long run: ``BURNEDGE_FUZZ_EXAMPLES=100000 python -m pytest tests/fuzz`` or, spread over processes with a tally,
 ``python tests/fuzz/long_run.py --examples 100000 --jobs 16``. With `BURNEDGE_FUZZ_TALLY` set to a file, each
 target appends "target inputs" to it at the end of its run.
@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, settings
 import burnedge
 from burnedge import BurnedgeError, limits
 
-EXAMPLES = int(os.environ.get("BURNEDGE_FUZZ_EXAMPLES", "30"))
+EXAMPLES = int(os.environ.get("BURNEDGE_FUZZ_EXAMPLES", "100"))
 TIMEOUT = float(os.environ.get("BURNEDGE_FUZZ_TIMEOUT", "20"))
 CORPUS = Path(__file__).parent / "corpus"
 # burnedge.limits lowered for the calls under test, so that an input at a limit stays well inside TIMEOUT on a
