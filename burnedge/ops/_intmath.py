@@ -1,11 +1,11 @@
 """burnedge's integer semantics where ONNX leaves a result undefined: one rule, and every backend follows it.
 
 ONNX (and C) leave integer division by zero, INT_MIN / -1, out-of-range indices and float -> int casts of NaN or
-of values outside the target type undefined; the C they become traps (SIGFPE) or differs between boards. burnedge
+of values outside the target type undefined; the C they became trapped (SIGFPE) or differed between boards. burnedge
 defines each one, here in numpy (the spec) and in the generated C the same way:
 
-- ``Div``: truncates toward zero; ``x / 0 == 0``; ``INT_MIN / -1 == INT_MIN`` (two's complement wrap, as every
-  other integer overflow in numpy and in the generated C, which is built with ``-fwrapv``).
+- ``Div``: truncates toward zero; ``x / 0 == 0``; ``INT_MIN / -1 == INT_MIN`` (the two's complement wrap of numpy's
+  integer overflow; the generated C negates through the unsigned type, so no undefined behaviour either).
 - ``Mod``: the remainder that keeps ``x == q * y + r``: its sign is the divisor's for ``fmod=0`` (Python's ``%``)
   and the dividend's for ``fmod=1`` (C's ``%``); ``x % 0 == x`` (so the identity holds with ``x / 0 == 0``) and
   ``INT_MIN % -1 == 0``.
@@ -13,7 +13,7 @@ defines each one, here in numpy (the spec) and in the generated C the same way:
   too) saturate to its minimum or maximum (as Rust's ``as``, WebAssembly's ``trunc_sat`` and Arm's ``FCVTZS``).
 - an index outside its axis after counting negative ones from the end (Gather, GatherElements, GatherND,
   ScatterElements, ScatterND): a gather reads zeros for it, a scatter skips that update. Constant indices out of
-  range are refused when the model is compiled.
+  range are refused when the model is imported (burnedge/importers/checked.py).
 """
 
 from __future__ import annotations
