@@ -43,7 +43,7 @@ from .. import limits
 from ..errors import BundleError
 from ..files import require_regular
 from ..model import TensorInfo
-from . import signing
+from . import schema, signing
 from .signing import SIGNATURE, Trust
 from .vectors import decode_npz
 
@@ -136,7 +136,7 @@ def _listing(path: Path) -> tuple[bytes, dict[str, Any]]:
             if info.file_size > _MAX_MANIFEST:
                 raise BundleError(f"{path}: {MANIFEST} is implausibly large")
             head = zf.read(info)
-    except (zipfile.BadZipFile, OSError) as exc:
+    except (zipfile.BadZipFile, OSError, NotImplementedError, EOFError, ValueError) as exc:  # "zip file version 23.5"
         raise BundleError(f"{path}: damaged archive ({exc})") from None
     return head, {i.filename: i for i in infos if i.filename != MANIFEST and not i.is_dir()}
 
@@ -163,8 +163,8 @@ def _stored_only(path: Path, infos: list[zipfile.ZipInfo]) -> None:
 def _manifest(path: Path, head: bytes) -> dict[str, Any]:
     try:
         manifest = json.loads(head)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BundleError(f"{path}: {MANIFEST} is not valid JSON ({exc})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise BundleError(f"{path}: {MANIFEST} is not valid JSON ({type(exc).__name__}: {exc})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise BundleError(f"{path}: not an edge bundle ({MANIFEST} does not say format {FORMAT!r})")
     version = manifest.get("format_version")
@@ -189,6 +189,7 @@ def read(path: str | os.PathLike[str], trust: signing.TrustSpec = None, require_
     head, entries = _listing(path)
     verdict = signing.check(path, head, entries.pop(SIGNATURE, None), trust, require_trust)
     manifest = _manifest(path, head)
+    schema.check(f"{path}: {MANIFEST}", manifest)  # every field by type, before any is used
     files: dict[str, dict[str, Any]] = manifest["files"]
     extra, absent = sorted(set(entries) - set(files)), sorted(set(files) - set(entries))
     if extra:
@@ -308,7 +309,12 @@ class Bundle:
 
     @functools.cached_property
     def plan(self) -> dict[str, Any]:
-        return json.loads(self.member("plan.json"))
+        try:
+            plan = json.loads(self.member("plan.json"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            raise BundleError(f"{self.path}: plan.json is not valid JSON ({type(exc).__name__}: {exc})") from None
+        schema.check(f"{self.path}: plan.json", plan, schema.PLAN_SCHEMA)
+        return plan
 
     @property
     def source(self) -> str:
@@ -349,8 +355,14 @@ class Bundle:
         out = {}
         for o in self._get("outputs"):
             if "constant" in o:
-                arr = tensors[o["constant"]]
-                out[o["name"]] = arr.view(np.dtype(o["dtype"])).reshape(o["shape"])
+                try:
+                    arr = tensors[o["constant"]]
+                    out[o["name"]] = arr.view(np.dtype(o["dtype"])).reshape(o["shape"])
+                except (KeyError, ValueError, TypeError) as exc:
+                    raise BundleError(
+                        f"{self.path}: constant output {o['name']!r} does not match its weights entry "
+                        f"({type(exc).__name__}: {exc})"
+                    ) from None
         return out
 
     def vectors(self) -> list[tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]:

@@ -27,9 +27,11 @@ def bit_exact(manifest: Mapping) -> bool:
 
 def example_inputs(graph: Graph, seed: int = 0) -> dict[str, np.ndarray]:
     """Deterministic random inputs of the right shapes and dtypes: floats ~ N(0, 1), booleans fair coins, integers
-    in [0, 2) or, for the indices of a Gather, in [0, size of the gathered axis)."""
+    in [0, 2) or, for the indices of a Gather, in [0, size of the gathered axis), and for an integer divisor
+    (Div's or Mod's second input) in [1, 3): ONNX leaves x / 0 undefined, so a vector never asks for it."""
     rng = np.random.default_rng(seed)
     bound: dict[str, int] = {}
+    divisors = {n.inputs[1] for n in graph.nodes if n.op_type in ("Div", "Mod") and len(n.inputs) > 1}
     for node in graph.nodes:
         if node.op_type in ("Gather", "GatherElements") and len(node.inputs) > 1 and node.inputs[1] in graph.inputs:
             shape = graph.values[node.inputs[0]].shape
@@ -44,7 +46,8 @@ def example_inputs(graph: Graph, seed: int = 0) -> dict[str, np.ndarray]:
         elif v.dtype.kind == "b":
             feeds[name] = rng.random(v.shape) < 0.5
         elif v.dtype.kind in "iu":
-            feeds[name] = rng.integers(0, max(bound.get(name, 2), 1), v.shape).astype(v.dtype)
+            low = 1 if name in divisors else 0
+            feeds[name] = rng.integers(low, max(bound.get(name, 2), 1) + low, v.shape).astype(v.dtype)
         else:
             raise BundleError(f"cannot make test inputs for input {name!r} of dtype {v.dtype}")
     return {name: np.asarray(arr) for name, arr in feeds.items()}  # a 0-d draw comes back as a numpy scalar
@@ -75,7 +78,8 @@ def as_declared(arrays: Mapping[str, np.ndarray], shapes: Mapping[str, Sequence[
 
 def decode_npz(data: bytes, name: str = "an .npz member") -> dict[str, np.ndarray]:
     """The arrays of an .npz archive, each checked before it is read: stored (a deflated array could inflate to
-    any size) and its header's shape no larger than its bytes (np.load allocates what the header claims)."""
+    any size) and its header's shape no larger than its bytes (np.load allocates what the header claims);
+    anything else (a damaged or encrypted archive, a pickle, not an .npz) is a BundleError."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
             for info in zf.infolist():
@@ -91,5 +95,5 @@ def decode_npz(data: bytes, name: str = "an .npz member") -> dict[str, np.ndarra
                     raise BundleError(f"{name}: array {info.filename!r} claims shape {list(shape)}, more than it holds")
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
-        raise BundleError(f"{name}: not a readable .npz archive ({exc})") from None
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, RuntimeError, NotImplementedError) as exc:
+        raise BundleError(f"{name}: not a readable .npz archive ({type(exc).__name__}: {exc})") from None

@@ -21,15 +21,17 @@ from typing import Any
 import numpy as np
 import onnx
 import onnx.inliner
-from onnx import AttributeProto, GraphProto, ModelProto, numpy_helper
+from onnx import AttributeProto, GraphProto, ModelProto
 
 from .. import dtypes, limits
-from ..errors import ModelError, NotStaticError, UnsupportedOpError
+from ..errors import BurnedgeError, ModelError, NotStaticError, UnsupportedOpError
 from ..files import require_regular
 from ..ir import Graph, Node, Value
 from ..ops import REQUIRED, OpDef, Spec, for_onnx
 from ..ops.interpreter import evaluate
 from . import bounds
+from .checked import check_constant_indices, infer, sparse_to_dense, to_array
+from .checked import zeros as _zeros
 from .loop_shapes import loop_shapes
 from .unroll import inline_if, unroll_loop
 
@@ -47,13 +49,15 @@ def read(path: str | os.PathLike[str]) -> ModelProto:
     try:
         model = onnx.load_model(str(path), load_external_data=False)
     except Exception as exc:
-        raise ModelError(f"{path}: not a readable ONNX model ({type(exc).__name__}: {exc})") from None
+        raise ModelError(
+            f"{path}: not a readable ONNX model ({type(exc).__name__}: {' '.join(str(exc).split())})"
+        ) from None
     if model.ir_version <= 0 or not model.HasField("graph") or not model.graph.output:
         raise ModelError(f"{path}: not an ONNX model (no IR version or no graph outputs; truncated or wrong file?)")
     try:
         onnx.external_data_helper.load_external_data_for_model(model, str(path.parent))
     except Exception as exc:  # onnx raises its own ValidationError for a missing or unsafe data file
-        raise ModelError(f"{path}: cannot read external data: {exc}") from None
+        raise ModelError(f"{path}: cannot read external data: {' '.join(str(exc).split())}") from None
     return model
 
 
@@ -95,9 +99,9 @@ def _attr(a: AttributeProto, opsets: dict[str, int], missing: Missing) -> Any:
     if a.type == A.STRING:
         return a.s.decode("utf-8")
     if a.type == A.TENSOR:
-        return numpy_helper.to_array(a.t)
+        return to_array(a.t, f"attribute {a.name!r}:")
     if a.type == A.SPARSE_TENSOR:
-        return _sparse_to_dense(a.sparse_tensor)
+        return sparse_to_dense(a.sparse_tensor)
     if a.type == A.GRAPH:
         return _convert(a.g, opsets, missing, sub=True)
     if a.type == A.FLOATS:
@@ -107,23 +111,12 @@ def _attr(a: AttributeProto, opsets: dict[str, int], missing: Missing) -> Any:
     if a.type == A.STRINGS:
         return [s.decode("utf-8") for s in a.strings]
     if a.type == A.TENSORS:
-        return [numpy_helper.to_array(t) for t in a.tensors]
+        return [to_array(t, f"attribute {a.name!r}:") for t in a.tensors]
     if a.type == A.GRAPHS:
         return [_convert(g, opsets, missing, sub=True) for g in a.graphs]
     if a.type == A.TYPE_PROTO:
         return a.tp
     raise ModelError(f"attribute {a.name!r} has an unknown type {a.type}")
-
-
-def _sparse_to_dense(sp: onnx.SparseTensorProto) -> np.ndarray:
-    values = numpy_helper.to_array(sp.values)
-    indices = numpy_helper.to_array(sp.indices)
-    dense = np.zeros(tuple(sp.dims), dtype=values.dtype)
-    if indices.ndim == 1:
-        dense.reshape(-1)[indices] = values
-    else:
-        dense[tuple(indices.T)] = values
-    return dense
 
 
 def _value_type(vi: onnx.ValueInfoProto) -> tuple[np.dtype, list[int | str | None]] | None:
@@ -141,10 +134,10 @@ def _convert(g: GraphProto, opsets: dict[str, int], missing: Missing, sub: bool)
     """GraphProto -> Graph with nodes bound to ops; types of non-constant values are filled in later."""
     values: dict[str, Value] = {}
     for init in g.initializer:
-        arr = numpy_helper.to_array(init)
+        arr = to_array(init, "initializer")
         values[init.name] = Value(init.name, arr.dtype, arr.shape, arr)
     for sp in g.sparse_initializer:
-        arr = _sparse_to_dense(sp)
+        arr = sparse_to_dense(sp)
         values[sp.values.name] = Value(sp.values.name, arr.dtype, arr.shape, arr)
     inputs = [vi.name for vi in g.input if vi.name not in values]
     for vi in g.input:
@@ -249,7 +242,8 @@ def _static_inputs(
             or not protos[name].type.tensor_type.HasField("shape")
             or any(not isinstance(d, int) or d < 0 for d in dims)
         ):
-            unresolved.append(f"{name} {['?' if not isinstance(d, int) else d for d in dims]}")
+            shown = name if name.isprintable() else repr(name)  # a name holding a newline stays on the line
+            unresolved.append(f"{shown} {['?' if not isinstance(d, int) else d for d in dims]}")
     if unresolved:
         raise NotStaticError(
             "input(s) with dynamic or unknown dimensions: "
@@ -259,12 +253,6 @@ def _static_inputs(
 
 
 # -- 5. infer + fold ----------------------------------------------------------------------------------------------
-def _zeros(v: Value) -> np.ndarray:
-    if v.dtype == object:
-        return np.full(v.shape, "", dtype=object)
-    return np.zeros(v.shape, v.dtype)
-
-
 def infer_and_fold(graph: Graph) -> None:
     """Types every value of `graph` from its inputs' shapes, folding what is constant (control flow on a constant
     condition inlined, constant-trip loops unrolled); a shape that depends on an input's value is a NotStaticError."""
@@ -313,10 +301,9 @@ def infer_and_fold(graph: Graph) -> None:
             args = [None if v is None else (v.data if v.is_const else _zeros(v)) for v in ins]
             outs_t = loop_shapes(node, args, {v.name: v.data if v.is_const else _zeros(v) for v in caps})
         elif op.infer is not None:
-            specs = op.infer(
-                *[None if v is None else (v.data if v.is_const else Spec(v.shape, v.dtype)) for v in ins], **node.attrs
+            outs_t = infer(
+                node, [None if v is None else (v.data if v.is_const else Spec(v.shape, v.dtype)) for v in ins]
             )
-            outs_t = [(s.shape, np.dtype(s.dtype)) for s in specs]
         else:
             args = [None if v is None else (v.data if v.is_const else _zeros(v)) for v in ins]
             bounds.check_args(node, args)
@@ -374,7 +361,20 @@ def _fold_control_flow(node: Node, graph: Graph, budget: bounds.Budget) -> list[
 def from_proto(
     model: ModelProto, input_shapes: Mapping[str, Sequence[int]] | None = None, bind: Mapping[str, Any] | None = None
 ) -> Graph:
-    """Phases 2-6: a parsed ModelProto -> a static, verified Graph."""
+    """Phases 2-6: a parsed ModelProto -> a static, verified Graph. Every failure is a burnedge error: what no
+    phase names more precisely (a malformed proto an onnx helper trips on, nesting deep enough for a
+    RecursionError) becomes a ModelError naming its type."""
+    try:
+        return _phases(model, input_shapes, bind)
+    except BurnedgeError:
+        raise
+    except Exception as exc:
+        raise ModelError(f"cannot import the model, it is malformed ({type(exc).__name__}: {exc})") from None
+
+
+def _phases(
+    model: ModelProto, input_shapes: Mapping[str, Sequence[int]] | None, bind: Mapping[str, Any] | None
+) -> Graph:
     bounds.check_functions(model)  # before the inliner: a function bomb is counted, not expanded
     if model.functions:
         _fill_function_defaults(model)
@@ -393,6 +393,7 @@ def from_proto(
     graph.toposort()
     with limits.counting_trips():  # subgraphs run to fold or infer shapes: bounded, never a 10**9-trip hang
         infer_and_fold(graph)
+    check_constant_indices(graph)
     graph.prune()
     graph.verify()
     return graph
