@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import UnsupportedOpError
+from ...errors import BurnedgeError, UnsupportedOpError
 from ...ir import Graph, Node
 from ...plan import Plan
 from ..base import Backend
@@ -28,8 +28,10 @@ except ImportError:  # the train extra is not installed: the backend says so (un
 if torch is not None:
     from .module import GraphModule
     from .registry import DTYPES, find
+else:
+    GraphModule = None  # type: ignore[assignment,misc]
 
-__all__ = ["BACKEND", "TorchBackend", "TorchExecutable"]
+__all__ = ["BACKEND", "INSTALL", "GraphModule", "TorchBackend", "TorchExecutable"]
 
 INSTALL = "torch is not installed: pip install 'burnedge[train]'"
 
@@ -95,14 +97,20 @@ class TorchBackend(Backend):
 
     def compile(self, plan: Plan, threads: int = 1) -> TorchExecutable:
         """The plan's module; a node whose op or dtype torch lacks fails here, listing every such node."""
-        g = plan.graph
+        self.check(plan.graph)
+        return TorchExecutable(plan, self.device)
+
+    def check(self, graph: Graph) -> None:
+        """Raises UnsupportedOpError listing every node of `graph` whose op or dtype torch lacks (or that torch
+        is missing)."""
+        if torch is None:
+            raise BurnedgeError(INSTALL)
         missing: dict[tuple[str, str, int], list[str]] = {}
-        for node in g.nodes:
-            if self.supports(node, g) is not None:
-                missing.setdefault((node.op.domain, node.op_type, g.opset), []).append(node.name)
+        for node in graph.nodes:
+            if self.supports(node, graph) is not None:
+                missing.setdefault((node.op.domain, node.op_type, graph.opset), []).append(node.name)
         if missing:
             raise UnsupportedOpError(missing, backend=self.name)
-        return TorchExecutable(plan, self.device)
 
 
 BACKEND = TorchBackend()

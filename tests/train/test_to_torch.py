@@ -1,0 +1,139 @@
+"""burnedge.train.to_torch / from_torch: PyTorch's names kept, one SGD step, and the exported bundle agreeing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import burnedge
+from burnedge import nn
+
+torch = pytest.importorskip("torch", reason="burnedge.train needs the train extra")
+from burnedge.train import from_torch, to_torch  # noqa: E402
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU())
+        self.fc = nn.Linear(4 * 6 * 6, 5)
+
+    def forward(self, x):
+        return self.fc(self.features(x).flatten(1))
+
+
+class TorchNet(torch.nn.Module):  # the same architecture in PyTorch: its state dict names are the reference
+    def __init__(self):
+        super().__init__()
+        self.features = torch.nn.Sequential(
+            torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.BatchNorm2d(4), torch.nn.ReLU()
+        )
+        self.fc = torch.nn.Linear(4 * 6 * 6, 5)
+
+    def forward(self, x):
+        return self.fc(self.features(x).flatten(1))
+
+
+def _traced() -> burnedge.Model:
+    return burnedge.trace(Net(), {"x": (2, 3, 6, 6)})
+
+
+def test_traced_model_keeps_pytorch_names():
+    module = to_torch(_traced())
+    ours = set(module.state_dict())
+    theirs = {k for k, v in TorchNet().state_dict().items() if v.is_floating_point()}
+    assert ours == theirs
+    assert {n for n, _ in module.named_parameters()} == theirs
+
+
+def test_onnx_names_are_attribute_safe_and_state_dict_keeps_them():
+    w = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "onnx::MatMul_7"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])],
+        [numpy_helper.from_array(w, "onnx::MatMul_7")],
+    )
+    model = burnedge.load(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]))
+    module = to_torch(model)
+    assert list(module.state_dict()) == ["onnx::MatMul_7"]
+    assert all(name.isidentifier() for name, _ in module.named_parameters())
+    module.load_state_dict({"onnx::MatMul_7": torch.zeros(3, 4)})
+    assert float(module(torch.ones(2, 3)).detach().abs().sum()) == 0.0
+
+
+def test_unsupported_op_is_refused_with_its_name():
+    g = helper.make_graph(
+        [helper.make_node("Det", ["x"], ["y"], name="det0")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
+    model = burnedge.load(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]))
+    with pytest.raises(burnedge.UnsupportedOpError, match=r"torch backend: Det .*'det0'"):
+        to_torch(model)
+    with pytest.raises(burnedge.UnsupportedOpError, match="Det"):
+        burnedge.Session(model, backend="torch")
+
+
+def test_one_sgd_step_then_export_matches_torch(tmp_path):
+    model = _traced()
+    module = to_torch(model)
+    rng = np.random.default_rng(1)
+    x = torch.from_numpy(rng.standard_normal((2, 3, 6, 6)).astype(np.float32))
+    target = torch.from_numpy(rng.standard_normal((2, 5)).astype(np.float32))
+    before = {k: v.detach().clone() for k, v in module.state_dict().items()}
+    opt = torch.optim.SGD(module.parameters(), lr=0.1)
+    loss = torch.nn.functional.mse_loss(module(x), target)
+    loss.backward()
+    opt.step()
+    changed = [k for k, v in module.state_dict().items() if not torch.equal(v, before[k])]
+    assert "fc.weight" in changed and "features.0.weight" in changed
+    with torch.no_grad():
+        want = module(x).numpy()
+    trained = from_torch(module, model, checkpoint=tmp_path / "trained.safetensors")
+    assert set(burnedge.nn.weights.read_safetensors(tmp_path / "trained.safetensors")) == set(before)
+    path = burnedge.export(trained, tmp_path / "m.bedge", test_vectors=0)
+    got = burnedge.Session(path, backend="c").run({"x": x.numpy()})["output"]
+    assert np.abs(got - want).max() <= 1e-5 * max(1.0, np.abs(want).max())
+    old = burnedge.Session(model, backend="numpy").run({"x": x.numpy()})["output"]
+    assert np.abs(old - want).max() > 1e-3  # the step did change what the bundle computes
+
+
+def test_from_torch_names_what_does_not_fit():
+    model = _traced()
+    module = to_torch(model)
+    state = module.state_dict()
+    state["fc.weight"] = torch.zeros(5, 3)
+
+    class Fake(torch.nn.Module):
+        def state_dict(self, *a, **k):
+            return state
+
+    with pytest.raises(burnedge.BurnedgeError, match=r"'fc.weight': shape \[5, 3\], the model has \[5, 144\]"):
+        from_torch(Fake(), model)
+
+
+def test_without_torch_the_backend_says_to_install_the_train_extra():
+    code = textwrap.dedent(
+        """
+        import sys
+        sys.modules["torch"] = None  # as if torch were not installed
+        import burnedge
+        from burnedge.backends import available, get
+        assert "torch" not in available()
+        try:
+            get("torch")
+        except burnedge.BurnedgeError as exc:
+            print(exc)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "pip install 'burnedge[train]'" in out
