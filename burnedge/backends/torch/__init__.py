@@ -68,7 +68,11 @@ class TorchExecutable:
             before(0, read_from({**{n: self.module.tensor(n) for n in self.module._where}, **ts}))
         with torch.no_grad():
             env = self.module.run_graph(ts, hook if before or after else None)
-        return {n: env[n].detach().cpu().numpy().copy() for n in self.plan.graph.outputs}
+        consts = self.plan.graph.constants()  # an output folded to a constant (a string one, too) is the graph's
+        return {
+            n: np.array(consts[n]) if n in consts else env[n].detach().cpu().numpy().copy()
+            for n in self.plan.graph.outputs
+        }
 
 
 class TorchBackend(Backend):

@@ -21,7 +21,7 @@ import torch
 
 from ...errors import BurnedgeError, ModelError
 from ...ir import Graph
-from .registry import Call, find, torch_dtype
+from .registry import DTYPES, Call, find, torch_dtype
 
 __all__ = ["GraphModule", "is_weight"]
 
@@ -60,7 +60,7 @@ class GraphModule(torch.nn.Module):
         self._renamed: dict[str, str] = {}  # attribute-safe root name -> original name (state dict keys)
         taken: set[str] = set()
         for name, v in graph.values.items():
-            if v.data is None:
+            if v.data is None or v.dtype.name not in DTYPES:  # a string constant: only ever a folded output
                 continue
             data = np.array(v.data, order="C")  # a copy (ascontiguousarray would make a 0-d array 1-d)
             tensor = torch.from_numpy(data)

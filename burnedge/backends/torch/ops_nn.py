@@ -17,7 +17,6 @@ from .registry import Call, op
 
 _CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
 _MAXPOOL = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}
-_AVGPOOL = {1: F.avg_pool1d, 2: F.avg_pool2d, 3: F.avg_pool3d}
 
 
 def _pad(x: torch.Tensor, begin, end, value: float = 0.0) -> torch.Tensor:
@@ -79,6 +78,7 @@ def conv_transpose(c: Call, x, w, b=None):
             begin.append(total // 2 if auto_pad == "SAME_UPPER" else total - total // 2)
         else:
             begin.append(int(pads[i]) if pads else 0)
+    y = _pad(y, [0] * n, [max(0, b + o - f) for b, o, f in zip(begin, out, full)])  # output_shape past the end
     idx = (slice(None), slice(None), *(slice(b, b + o) for b, o in zip(begin, out)))
     y = y[idx]
     return y if b is None else y + b.reshape(1, -1, *([1] * n))
@@ -91,9 +91,28 @@ def max_pool(c: Call, x):
     strides, dilations, geo, end = _window(c, x, kernel, c.attr("ceil_mode", 0), clamp_same=False)
     low = -math.inf if x.dtype.is_floating_point else torch.iinfo(x.dtype).min
     xp = _pad(x if x.dtype.is_floating_point else x.double(), geo.begin, end, low)
-    if len(c.node.outputs) > 1 and c.node.outputs[1]:
-        raise ValueError("MaxPool's indices output is not supported on torch")
-    return _MAXPOOL[n](xp, kernel, strides, dilation=dilations).to(x.dtype)
+    y, where = _MAXPOOL[n](xp, kernel, strides, dilation=dilations, return_indices=True)
+    if len(c.node.outputs) < 2 or not c.node.outputs[1]:
+        return y.to(x.dtype)
+    return y.to(x.dtype), _onnx_indices(where, xp.shape[2:], x.shape, geo.begin, c.attr("storage_order", 0))
+
+
+def _onnx_indices(where, padded, shape, begin, storage_order: int):
+    """torch's argmax positions (flat in the padded window plane) as ONNX's: flat over the unpadded (N, C, *S)
+    tensor, row-major (or column-major over the spatial axes for storage_order 1)."""
+    coords, rest = [], where
+    for size in reversed(padded):
+        coords.append(rest % size)
+        rest = rest // size
+    coords = [k - b for k, b in zip(reversed(coords), begin)]
+    spatial = list(shape[2:])
+    flat = torch.zeros_like(where)
+    order = range(len(spatial)) if not storage_order else reversed(range(len(spatial)))
+    for i in order:
+        flat = flat * spatial[i] + coords[i]
+    plane = int(math.prod(spatial))
+    nc = torch.arange(shape[0] * shape[1], device=where.device).reshape(shape[0], shape[1], *([1] * len(spatial)))
+    return nc * plane + flat
 
 
 @op("AveragePool")
@@ -101,8 +120,6 @@ def average_pool(c: Call, x):
     n = x.dim() - 2
     kernel = attr_list(c.attr("kernel_shape"), n, 1, "kernel_shape")
     strides, dilations, geo, end = _window(c, x, kernel, c.attr("ceil_mode", 0), clamp_same=False)
-    if any(d != 1 for d in dilations):
-        raise ValueError("AveragePool with dilations is not supported on torch")
     xp = _pad(x, geo.begin, end)
     ones = torch.ones((1, 1, *x.shape[2:]), dtype=x.dtype, device=x.device)
     if c.attr("count_include_pad", 0):  # the explicit pads count, the ceil_mode overhang does not
@@ -110,7 +127,11 @@ def average_pool(c: Call, x):
         mask = _pad(inner, [0] * n, [e - x for e, x in zip(end, geo.end_explicit)])
     else:
         mask = _pad(ones, geo.begin, end)
-    return _AVGPOOL[n](xp, kernel, strides) / _AVGPOOL[n](mask, kernel, strides)
+    ch = x.shape[1]
+    ones = torch.ones((ch, 1, *kernel), dtype=x.dtype, device=x.device)  # window sums as a depthwise conv
+    total = _CONV[n](xp, ones, stride=strides, dilation=dilations, groups=ch)
+    count = _CONV[n](mask, ones[:1], stride=strides, dilation=dilations)
+    return total / count
 
 
 @op("GlobalAveragePool")
@@ -130,9 +151,17 @@ def _channel(t: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
 
 @op("BatchNormalization")
 def batch_normalization(c: Call, x, scale, b, mean, var):
-    if c.attr("training_mode", 0) or len([o for o in c.node.outputs if o]) > 1:
-        raise ValueError("BatchNormalization in training mode is not supported on torch")
     eps = c.attr("epsilon", 1e-5)
+    if c.attr("training_mode", 0):  # batch statistics; the running ones move by `momentum` (opset 14+)
+        if c.since < 14:
+            raise ValueError("BatchNormalization in training mode before opset 14 is not supported on torch")
+        dims = [0, *range(2, x.dim())]
+        bm, bv = x.mean(dims), x.var(dims, unbiased=False)
+        m = c.attr("momentum", 0.9)
+        y = (x - _channel(bm, x)) / torch.sqrt(_channel(bv, x) + eps) * _channel(scale, x) + _channel(b, x)
+        return tuple([y, mean * m + bm * (1 - m), var * m + bv * (1 - m)][: len(c.node.outputs)])
+    if len([o for o in c.node.outputs if o]) > 1:
+        raise ValueError("BatchNormalization's training outputs are not supported on torch")
     return (x - _channel(mean, x)) / torch.sqrt(_channel(var, x) + eps) * _channel(scale, x) + _channel(b, x)
 
 
@@ -184,7 +213,7 @@ def group_normalization(c: Call, x, scale, bias):
 def lp_normalization(c: Call, x):
     p = c.attr("p", 2)
     norm = x.abs().sum(c.attr("axis", -1), keepdim=True) if p == 1 else x.norm(2, c.attr("axis", -1), keepdim=True)
-    return x / norm
+    return torch.where(norm == 0, torch.zeros_like(x), x / torch.where(norm == 0, torch.ones_like(norm), norm))
 
 
 # -- matrix products -------------------------------------------------------------------------------------------------

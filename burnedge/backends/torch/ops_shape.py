@@ -29,7 +29,8 @@ def reshape(c: Call, x, shape=None):
 
 @op("Flatten")
 def flatten(c: Call, x):
-    axis = c.attr("axis", 1) % (x.dim() + 1) if x.dim() else 0
+    axis = c.attr("axis", 1)
+    axis = axis + x.dim() if axis < 0 else axis
     lead = int(np.prod(x.shape[:axis], dtype=np.int64))
     return x.reshape(lead, -1) if x.numel() else x.reshape(lead, int(np.prod(x.shape[axis:], dtype=np.int64)))
 
@@ -199,8 +200,12 @@ def pad(c: Call, x, pads=None, value=None, axes=None):
 
 
 @op("Dropout")
-def dropout(c: Call, x, *_):
-    outs = [x, torch.ones_like(x, dtype=torch.bool)]
+def dropout(c: Call, x, ratio=None, training_mode=None):
+    ratio_value = c.const(1)
+    zero = ratio_value is not None and float(ratio_value.reshape(-1)[0]) == 0.0
+    if c.since >= 12 and c.ints(2, training_mode) not in (None, [0]) and not zero:
+        raise ValueError("Dropout in training mode (random masks) is not supported on torch")
+    outs = [x, torch.ones_like(x, dtype=torch.bool) if c.since >= 10 else torch.ones_like(x)]
     return tuple(outs[: len(c.node.outputs)])
 
 
@@ -236,5 +241,6 @@ def trilu(c: Call, x, k=None):
 def topk(c: Call, x, k):
     axis = c.attr("axis", -1) % x.dim()
     kk = c.attr("k") if c.since < 10 else c.ints(1, k)[0]
-    v, i = torch.topk(x, kk, dim=axis, largest=bool(c.attr("largest", 1)), sorted=True)
-    return v, i
+    # a stable sort: equal values keep the lower index first, as ONNX asks (torch.topk does not promise it)
+    v, i = torch.sort(x, dim=axis, descending=bool(c.attr("largest", 1)), stable=True)
+    return v.narrow(axis, 0, kk), i.narrow(axis, 0, kk)
