@@ -134,6 +134,24 @@ def average_pool(c: Call, x):
     return total / count
 
 
+@op("LpPool")
+def lp_pool(c: Call, x):
+    n = x.dim() - 2
+    kernel = attr_list(c.attr("kernel_shape"), n, 1, "kernel_shape")
+    strides, dilations, geo, end = _window(c, x, kernel, c.attr("ceil_mode", 0), clamp_same=False)
+    p = c.attr("p", 2)
+    ch = x.shape[1]
+    ones = torch.ones((ch, 1, *kernel), dtype=x.dtype, device=x.device)
+    total = _CONV[n](_pad(x.abs() ** p, geo.begin, end), ones, stride=strides, dilation=dilations, groups=ch)
+    return total ** (1.0 / p)
+
+
+@op("GlobalLpPool")
+def global_lp_pool(c: Call, x):
+    p = c.attr("p", 2)
+    return (x.abs() ** p).sum(dim=tuple(range(2, x.dim())), keepdim=True) ** (1.0 / p)
+
+
 @op("GlobalAveragePool")
 def global_average_pool(c: Call, x):
     return x.mean(dim=tuple(range(2, x.dim())), keepdim=True)
