@@ -1,4 +1,6 @@
-"""The model suite on the torch backend against the numpy reference (1e-4 of the output's range)."""
+"""The model suite on the torch backend against the numpy reference (1e-4 of the output's range).
+
+BURNEDGE_TORCH_DEVICE=cuda runs it on a GPU (CI runs the CPU)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from burnedge.backends.torch import TorchBackend
+from burnedge.compiler import compile  # noqa: A004
 from tests.models import suite
 
 pytest.importorskip("torch", reason="the torch backend needs the train extra")
@@ -28,7 +32,8 @@ def test_torch_matches_numpy(name: str, model_cache: Path) -> None:
     model = burnedge.load(suite.build_model(name, model_cache))
     feeds = suite.example_feeds(suite.build_model(name, model_cache), seed=0)
     want = burnedge.Session(model, backend="numpy").run({k: v.copy() for k, v in feeds.items()})
-    got = burnedge.Session(model, backend="torch").run({k: v.copy() for k, v in feeds.items()})
+    backend = TorchBackend(device=os.environ.get("BURNEDGE_TORCH_DEVICE", "cpu"))
+    got = compile(model, backend).executable.run({k: v.copy() for k, v in feeds.items()})
     assert sorted(got) == sorted(want)
     for out, w in want.items():
         g = got[out]
