@@ -10,6 +10,7 @@ the registered `torch` backend runs on the CPU.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,6 +35,19 @@ else:
 __all__ = ["BACKEND", "INSTALL", "GraphModule", "TorchBackend", "TorchExecutable"]
 
 INSTALL = "torch is not installed: pip install 'burnedge[train]'"
+
+
+@contextlib.contextmanager
+def _full_float32():
+    """Float32 as IEEE float32 while a run lasts: CUDA convolutions (cuDNN) default to TF32, 10-bit mantissas,
+    about 1e-3 off the reference; training may ask for TF32 itself (the tensor cores), inference matches numpy."""
+    matmul = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
+            yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = matmul
 
 
 class TorchExecutable:
@@ -66,7 +80,7 @@ class TorchExecutable:
         ts = self._feeds(feeds)
         if before is not None and self.plan.graph.nodes:
             before(0, read_from({**{n: self.module.tensor(n) for n in self.module._where}, **ts}))
-        with torch.no_grad():
+        with torch.no_grad(), _full_float32():
             env = self.module.run_graph(ts, hook if before or after else None)
         consts = self.plan.graph.constants()  # an output folded to a constant (a string one, too) is the graph's
         return {
