@@ -49,6 +49,7 @@ def test_traced_model_keeps_pytorch_names():
     theirs = {k for k, v in TorchNet().state_dict().items() if v.is_floating_point()}
     assert ours == theirs
     assert {n for n, _ in module.named_parameters()} == theirs
+    assert tuple(module(torch.zeros(4, 3, 6, 6)).shape) == (4, 5)  # traced at batch 2; training may use another
 
 
 def test_onnx_names_are_attribute_safe_and_state_dict_keeps_them():
@@ -136,3 +137,34 @@ def test_without_torch_the_backend_says_to_install_the_train_extra():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "pip install 'burnedge[train]'" in out
+
+
+def test_zoo_model_is_its_pytorch_twin_both_ways(tmp_path):
+    """ds_cnn from the zoo, loaded from the state dict of the suite's PyTorch model: to_torch has its names and
+    computes what PyTorch computes; from_torch takes that PyTorch model's weights after an SGD step."""
+    from safetensors.torch import save_file
+
+    from tests.models.ds_cnn import gen
+
+    torch.manual_seed(0)
+    ref = gen.DSCNN()
+    gen._randomize_batchnorm(ref, batch=8, steps=1)
+    ref.eval()
+    save_file(ref.state_dict(), str(tmp_path / "ds_cnn.safetensors"))
+    model = burnedge.load(tmp_path / "ds_cnn.safetensors", arch="ds_cnn")
+    module = to_torch(model).eval()
+    floats = {k for k, v in ref.state_dict().items() if v.is_floating_point()}
+    assert set(module.state_dict()) == floats
+    x = torch.from_numpy(np.random.default_rng(4).standard_normal(gen.INPUT_SHAPE).astype(np.float32))
+    with torch.no_grad():
+        assert torch.allclose(module(x), ref(x), atol=1e-5, rtol=1e-4)
+    opt = torch.optim.SGD(ref.parameters(), lr=0.5)
+    ref(x).square().mean().backward()
+    opt.step()
+    with torch.no_grad():
+        want = ref(x).numpy()
+    trained = from_torch(ref, model)  # a plain PyTorch module: matched by its state dict's names
+    got = burnedge.Session(trained, backend="numpy").run({"input": x.numpy()})["output"]
+    assert np.abs(got - want).max() <= 1e-5 * max(1.0, np.abs(want).max())
+    old = burnedge.Session(model, backend="numpy").run({"input": x.numpy()})["output"]
+    assert np.abs(old - want).max() > 1e-3  # the step changed the weights that came back

@@ -3,7 +3,8 @@ generators.py, scan_ops.py).
 
 Compile-time operands (a Reshape's shape, Slice's starts, Pad's pads) come from the graph's constants through
 `Call.ints`; the ONNX rules (0 copies a dimension, -1 is inferred, negative axes count from the end) are applied to
-the tensor at hand, so a module made for training also runs another batch size.
+the tensor at hand, so a module made for training also runs another batch size (a Reshape whose shape spells out
+the traced batch size, as `x.flatten(1)` traces, takes the batch of its input).
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ def reshape(c: Call, x, shape=None):
     dims = c.attr("shape") if c.since < 5 else c.ints(1, shape)
     if not c.attr("allowzero", 0):
         dims = [x.shape[i] if d == 0 else d for i, d in enumerate(dims)]
+    planned = c.graph.values[c.node.inputs[0]].shape
+    if dims and planned and x.dim() and x.shape[0] != planned[0] and dims[0] == planned[0]:
+        dims = [x.shape[0], *dims[1:]]  # a traced batch size written into the shape follows the batch at hand
     return x.reshape(dims)
 
 
