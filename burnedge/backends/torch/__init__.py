@@ -28,7 +28,7 @@ except ImportError:  # the train extra is not installed: the backend says so (un
 
 if torch is not None:
     from .module import GraphModule
-    from .registry import DTYPES, find
+    from .registry import DTYPES, find, to_numpy, to_tensor
 else:
     GraphModule = None  # type: ignore[assignment,misc]
 
@@ -60,7 +60,7 @@ class TorchExecutable:
         self.module = GraphModule(plan.graph, check=True).to(self.device).eval()
 
     def _feeds(self, feeds: Mapping[str, np.ndarray]) -> dict[str, Any]:
-        return {n: torch.from_numpy(np.array(a, order="C")).to(self.device) for n, a in feeds.items()}
+        return {n: to_tensor(a).to(self.device) for n, a in feeds.items()}
 
     def run(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         return self.run_steps(feeds)
@@ -69,7 +69,7 @@ class TorchExecutable:
         """Runs node by node; `before(i, read)` / `after(i, read)` see step i's tensors (as the numpy reference)."""
 
         def read_from(env):
-            return lambda name: env[name].detach().cpu().numpy().copy()
+            return lambda name: to_numpy(env[name])
 
         def hook(i: int, env) -> None:
             if after is not None:
@@ -83,10 +83,7 @@ class TorchExecutable:
         with torch.no_grad(), _full_float32():
             env = self.module.run_graph(ts, hook if before or after else None)
         consts = self.plan.graph.constants()  # an output folded to a constant (a string one, too) is the graph's
-        return {
-            n: np.array(consts[n]) if n in consts else env[n].detach().cpu().numpy().copy()
-            for n in self.plan.graph.outputs
-        }
+        return {n: np.array(consts[n]) if n in consts else to_numpy(env[n]) for n in self.plan.graph.outputs}
 
 
 class TorchBackend(Backend):

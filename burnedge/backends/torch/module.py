@@ -21,7 +21,7 @@ import torch
 
 from ...errors import BurnedgeError, ModelError
 from ...ir import Graph
-from .registry import DTYPES, Call, find, torch_dtype
+from .registry import DTYPES, Call, find, to_tensor, torch_dtype
 
 __all__ = ["GraphModule", "is_weight"]
 
@@ -31,7 +31,8 @@ _GENERATED = re.compile(r"(^|/)const(_\d+)?$")  # burnedge.nn's tracer names its
 
 def is_weight(name: str, data: np.ndarray) -> bool:
     """A constant that training updates: a float array that the model file (or module) named, not a literal."""
-    return data.dtype.kind == "f" and data.ndim > 0 and not _GENERATED.search(name)
+    floating = data.dtype.kind == "f" or data.dtype.name == "bfloat16"
+    return floating and data.ndim > 0 and not _GENERATED.search(name)
 
 
 def _safe(name: str, taken: set[str]) -> str:
@@ -62,8 +63,8 @@ class GraphModule(torch.nn.Module):
         for name, v in graph.values.items():
             if v.data is None or v.dtype.name not in DTYPES:  # a string constant: only ever a folded output
                 continue
-            data = np.array(v.data, order="C")  # a copy (ascontiguousarray would make a 0-d array 1-d)
-            tensor = torch.from_numpy(data)
+            data = v.data
+            tensor = to_tensor(data)
             if is_weight(name, data):
                 self._add_weight(name, torch.nn.Parameter(tensor), taken)
             else:

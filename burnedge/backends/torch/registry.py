@@ -23,12 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import torch
 
 from ...ir import Graph, Node
 
-__all__ = ["DTYPES", "Call", "find", "op", "torch_dtype"]
+__all__ = ["DTYPES", "Call", "find", "op", "to_numpy", "to_tensor", "torch_dtype"]
 
 DTYPES = {
     "float16": torch.float16,
@@ -40,6 +41,7 @@ DTYPES = {
     "int32": torch.int32,
     "int64": torch.int64,
     "bool": torch.bool,
+    "bfloat16": torch.bfloat16,
 }
 
 _OPS: dict[tuple[str, str], Callable[..., Any]] = {}
@@ -48,6 +50,22 @@ _loaded = False
 
 def torch_dtype(dtype: Any) -> torch.dtype:
     return DTYPES[np.dtype(dtype).name]
+
+
+def to_tensor(array: np.ndarray) -> torch.Tensor:
+    """A numpy array as a torch tensor of its own (bfloat16, ml_dtypes' in numpy, travels as its 16 bits)."""
+    a = np.array(array, order="C")  # a copy (ascontiguousarray would make a 0-d array 1-d)
+    if a.dtype.name == "bfloat16":
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(a)
+
+
+def to_numpy(t: torch.Tensor) -> np.ndarray:
+    """A tensor's values as a numpy array of their own, on the host."""
+    t = t.detach().cpu()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16).copy()
+    return t.numpy().copy()
 
 
 def op(*names: str, domain: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
