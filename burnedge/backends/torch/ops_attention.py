@@ -82,3 +82,31 @@ def attention(c: Call, q, k, v, mask=None, past_k=None, past_v=None, nonpad=None
     if three_d:
         y = y.transpose(1, 2).reshape(y.shape[0], y.shape[2], -1)
     return (y, present_k, present_v, qk)[: len(c.node.outputs)]
+
+
+@op("RotaryEmbedding")
+def rotary_embedding(c: Call, x, cos_cache, sin_cache, position_ids=None):
+    """Rotates the first rotary_embedding_dim features of each head (halves, or even/odd pairs when interleaved)."""
+    if x.dim() == 3:
+        heads = c.attr("num_heads", 0)
+        b, s, hidden = x.shape
+        if not heads or hidden % heads:
+            raise ValueError("a 3-D input needs num_heads dividing its hidden size")
+        xs, seq_first = x.reshape(b, s, heads, hidden // heads), True  # (B, S, H, D)
+    else:
+        xs, seq_first = x, False  # (B, H, S, D)
+    r = c.attr("rotary_embedding_dim", 0) or xs.shape[-1]
+    if position_ids is not None:
+        cos, sin = cos_cache[position_ids.long()], sin_cache[position_ids.long()]  # (B, S, R/2)
+    else:
+        cos, sin = cos_cache, sin_cache
+    cos = cos[:, :, None, :] if seq_first else cos[:, None, :, :]
+    sin = sin[:, :, None, :] if seq_first else sin[:, None, :, :]
+    if c.attr("interleaved", 0):
+        x1, x2 = xs[..., 0:r:2], xs[..., 1:r:2]
+        re, im = (cos * x1 - sin * x2).to(x.dtype), (sin * x1 + cos * x2).to(x.dtype)
+        rotated = torch.stack([re, im], -1).reshape(*xs.shape[:-1], r)
+    else:
+        x1, x2 = xs[..., : r // 2], xs[..., r // 2 : r]
+        rotated = torch.cat([(cos * x1 - sin * x2).to(x.dtype), (sin * x1 + cos * x2).to(x.dtype)], -1)
+    return torch.cat([rotated, xs[..., r:]], -1).reshape(x.shape)

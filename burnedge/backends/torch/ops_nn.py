@@ -251,3 +251,16 @@ def gemm(c: Call, a, b, bias=None):
 @op("Einsum")
 def einsum(c: Call, *xs):
     return torch.einsum(c.attr("equation").replace(" ", ""), *xs)
+
+
+@op("GridSample")
+def grid_sample(c: Call, x, grid):
+    mode = c.attr("mode", "linear" if c.since >= 20 else "bilinear")
+    mode = {"linear": "bilinear", "cubic": "bicubic"}.get(mode, mode)
+    return F.grid_sample(
+        x,
+        grid.to(x.dtype),
+        mode=mode,
+        padding_mode=c.attr("padding_mode", "zeros"),
+        align_corners=bool(c.attr("align_corners", 0)),
+    )

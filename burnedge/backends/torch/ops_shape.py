@@ -248,3 +248,17 @@ def topk(c: Call, x, k):
     # a stable sort: equal values keep the lower index first, as ONNX asks (torch.topk does not promise it)
     v, i = torch.sort(x, dim=axis, descending=bool(c.attr("largest", 1)), stable=True)
     return v.narrow(axis, 0, kk), i.narrow(axis, 0, kk)
+
+
+@op("CenterCropPad")
+def center_crop_pad(c: Call, x, shape):
+    target = c.ints(1, shape)
+    axes = list(range(x.dim())) if c.attr("axes") is None else _axes(c.attr("axes"), x.dim())
+    for a, t in zip(axes, target):
+        d = x.shape[a]
+        if t < d:  # crop the middle; pad evenly (the odd one at the end)
+            x = x.narrow(a, (d - t) // 2, t)
+        elif t > d:
+            widths = [0, 0] * (x.dim() - 1 - a) + [(t - d) // 2, t - d - (t - d) // 2]
+            x = F.pad(x, widths)
+    return x
