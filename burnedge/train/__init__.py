@@ -26,8 +26,10 @@ __all__ = ["from_torch", "to_torch"]
 
 def to_torch(model: Model, device: str = "cpu") -> Any:
     """`model` as a torch.nn.Module on `device`: `forward(*inputs)` runs its graph with torch ops (the output
-    tensor, or a tuple in the model's output order); every float weight is a Parameter under its original name.
-    An op the torch backend lacks is an UnsupportedOpError naming every such node."""
+    tensor, or a tuple in the model's output order); every float weight is a Parameter under its original name,
+    BatchNormalization's running statistics are buffers (updated in train mode, as torch.nn.BatchNorm does; the
+    module starts in train mode, as torch modules do). An op the torch backend lacks is an UnsupportedOpError
+    naming every such node."""
     if GraphModule is None:
         raise BurnedgeError(f"burnedge.train needs torch: {INSTALL}")
     if not isinstance(model, Model):
@@ -58,7 +60,7 @@ def from_torch(module: Any, model: Model, checkpoint: str | os.PathLike[str] | N
         raise BurnedgeError(f"from_torch needs a torch.nn.Module, not {type(module).__name__}")
     state = _arrays(module.state_dict())
     graph = model.graph.copy()
-    names = module.weights().keys() if isinstance(module, GraphModule) else None
+    names = module.state().keys() if isinstance(module, GraphModule) else None
     if names is None:  # another module: the model's float constants it names
         names = [n for n, v in graph.values.items() if v.data is not None and v.dtype.kind == "f" and n in state]
     problems = [f"missing {n!r}" for n in names if n not in state]

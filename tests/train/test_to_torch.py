@@ -46,9 +46,10 @@ def _traced() -> burnedge.Model:
 def test_traced_model_keeps_pytorch_names():
     module = to_torch(_traced())
     ours = set(module.state_dict())
-    theirs = {k for k, v in TorchNet().state_dict().items() if v.is_floating_point()}
-    assert ours == theirs
-    assert {n for n, _ in module.named_parameters()} == theirs
+    ref = TorchNet()
+    assert ours == {k for k, v in ref.state_dict().items() if v.is_floating_point()}
+    assert {n for n, _ in module.named_parameters()} == {n for n, _ in ref.named_parameters()}
+    assert {n for n, _ in module.named_buffers()} >= {"features.1.running_mean", "features.1.running_var"}
     assert tuple(module(torch.zeros(4, 3, 6, 6)).shape) == (4, 5)  # traced at batch 2; training may use another
 
 
@@ -95,9 +96,9 @@ def test_one_sgd_step_then_export_matches_torch(tmp_path):
     loss.backward()
     opt.step()
     changed = [k for k, v in module.state_dict().items() if not torch.equal(v, before[k])]
-    assert "fc.weight" in changed and "features.0.weight" in changed
+    assert {"fc.weight", "features.0.weight", "features.1.running_mean"} <= set(changed)
     with torch.no_grad():
-        want = module(x).numpy()
+        want = module.eval()(x).numpy()
     trained = from_torch(module, model, checkpoint=tmp_path / "trained.safetensors")
     assert set(burnedge.nn.weights.read_safetensors(tmp_path / "trained.safetensors")) == set(before)
     path = burnedge.export(trained, tmp_path / "m.bedge", test_vectors=0)
@@ -105,6 +106,19 @@ def test_one_sgd_step_then_export_matches_torch(tmp_path):
     assert np.abs(got - want).max() <= 1e-5 * max(1.0, np.abs(want).max())
     old = burnedge.Session(model, backend="numpy").run({"x": x.numpy()})["output"]
     assert np.abs(old - want).max() > 1e-3  # the step did change what the bundle computes
+
+
+def test_train_mode_batch_norm_is_torchs():
+    """In train mode the module normalises with batch statistics and moves the running ones, as PyTorch does."""
+    module = to_torch(_traced())
+    ref = TorchNet()
+    ref.load_state_dict(module.state_dict(), strict=False)  # torch's num_batches_tracked stays its own
+    x = torch.from_numpy(np.random.default_rng(2).standard_normal((2, 3, 6, 6)).astype(np.float32) * 3 + 1)
+    with torch.no_grad():
+        assert torch.allclose(module.train()(x), ref.train()(x), atol=1e-5)
+        for k in ("features.1.running_mean", "features.1.running_var"):
+            assert torch.allclose(module.state_dict()[k], ref.state_dict()[k], atol=1e-6), k
+        assert torch.allclose(module.eval()(x), ref.eval()(x), atol=1e-5)
 
 
 def test_from_torch_names_what_does_not_fit():

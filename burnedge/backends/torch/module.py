@@ -1,8 +1,9 @@
 """A Graph as a `torch.nn.Module`: the nodes run in plan order with torch ops, differentiable end to end.
 
 Who owns what: the module owns one tensor per constant of the graph. Float weights are `torch.nn.Parameter`s under
-their original names; other constants (shapes, indices, the tracer's generated numbers) are buffers left out of
-the state dict. Names keep PyTorch's form:
+their original names; BatchNormalization's running statistics are buffers in the state dict (a module in train
+mode updates them, as torch.nn.BatchNorm does); other constants (shapes, indices, the tracer's generated numbers)
+are buffers left out of the state dict. Names keep PyTorch's form:
 
 - a dotted name of identifiers and indices (``features.0.weight``, as `burnedge.nn` and the zoo name weights)
   becomes nested submodules, so `named_parameters()` and `state_dict()` read exactly as in PyTorch;
@@ -60,25 +61,41 @@ class GraphModule(torch.nn.Module):
         self._where: dict[str, tuple[torch.nn.Module, str]] = {}  # original name -> (owner, attribute)
         self._renamed: dict[str, str] = {}  # attribute-safe root name -> original name (state dict keys)
         taken: set[str] = set()
+        stats = {n for node in graph.nodes if node.op_type == "BatchNormalization" for n in node.inputs[3:5]}
         for name, v in graph.values.items():
             if v.data is None or v.dtype.name not in DTYPES:  # a string constant: only ever a folded output
                 continue
             data = v.data
             tensor = to_tensor(data)
-            if is_weight(name, data):
-                self._add_weight(name, torch.nn.Parameter(tensor), taken)
+            if name in stats and is_weight(name, data):  # running statistics: state, not trained by gradients
+                self._add_state(name, tensor, taken)
+            elif is_weight(name, data):
+                self._add_state(name, torch.nn.Parameter(tensor), taken)
             else:
                 attr = _safe("_const_" + name, taken)
                 self.register_buffer(attr, tensor, persistent=False)
                 self._where[name] = (self, attr)
-        self.calls = [(Call(node, graph), find(node)) for node in graph.nodes]
+        self.calls = [(Call(node, graph, self.training), find(node)) for node in graph.nodes]
         missing = sorted({c.node.op.key for c, fn in self.calls if fn is None})
         if missing:
             raise BurnedgeError(f"the torch backend has no function for {', '.join(missing)}")
         self._register_state_dict_hook(_original_keys)
         self.register_load_state_dict_pre_hook(_safe_keys)
 
-    def _add_weight(self, name: str, param: torch.nn.Parameter, taken: set[str]) -> None:
+    def train(self, mode: bool = True) -> GraphModule:
+        super().train(mode)
+        for call, _ in self.calls:
+            call.training = mode
+        return self
+
+    def _register(self, owner: torch.nn.Module, attr: str, tensor: torch.Tensor) -> None:
+        if isinstance(tensor, torch.nn.Parameter):
+            owner.register_parameter(attr, tensor)
+        else:
+            owner.register_buffer(attr, tensor)
+
+    def _add_state(self, name: str, tensor: torch.Tensor, taken: set[str]) -> None:
+        """Places a parameter (or a state buffer) under its name: nested modules, else a safe root name."""
         parts = name.split(".")
         owner: torch.nn.Module = self
         if all(_IDENT.match(p) for p in parts) and parts[0] not in taken:
@@ -92,11 +109,11 @@ class GraphModule(torch.nn.Module):
                 owner = child
             else:
                 if not hasattr(owner, parts[-1]):
-                    owner.register_parameter(parts[-1], param)
+                    self._register(owner, parts[-1], tensor)
                     self._where[name] = (owner, parts[-1])
                     return
         attr = _safe(name, taken | set(self._modules))
-        self.register_parameter(attr, param)
+        self._register(self, attr, tensor)
         self._where[name] = (self, attr)
         self._renamed[attr] = name
 
@@ -105,9 +122,10 @@ class GraphModule(torch.nn.Module):
         owner, attr = self._where[name]
         return getattr(owner, attr)
 
-    def weights(self) -> dict[str, torch.Tensor]:
-        """Every weight (parameter) by its original name."""
-        return {n: self.tensor(n) for n in self._where if isinstance(self.tensor(n), torch.nn.Parameter)}
+    def state(self) -> dict[str, torch.Tensor]:
+        """What training changes, by original name: every parameter and running statistic (the state dict)."""
+        keys = set(self.state_dict())
+        return {n: self.tensor(n) for n in self._where if n in keys}
 
     def forward(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
         env = self.run_graph(dict(zip(self.graph.inputs, args)) | kwargs)

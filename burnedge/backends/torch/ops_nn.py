@@ -169,18 +169,19 @@ def _channel(t: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
 
 @op("BatchNormalization")
 def batch_normalization(c: Call, x, scale, b, mean, var):
-    eps = c.attr("epsilon", 1e-5)
-    if c.attr("training_mode", 0):  # batch statistics; the running ones move by `momentum` (opset 14+)
+    """Inference form, or (a module in train mode, as torch.nn.BatchNorm) batch statistics with the running ones
+    updated in place; the op's own training_mode (opset 14+) returns the updated statistics as outputs instead."""
+    eps, m = c.attr("epsilon", 1e-5), c.attr("momentum", 0.9)
+    if c.attr("training_mode", 0):
         if c.since < 14:
             raise ValueError("BatchNormalization in training mode before opset 14 is not supported on torch")
         dims = [0, *range(2, x.dim())]
         bm, bv = x.mean(dims), x.var(dims, unbiased=False)
-        m = c.attr("momentum", 0.9)
         y = (x - _channel(bm, x)) / torch.sqrt(_channel(bv, x) + eps) * _channel(scale, x) + _channel(b, x)
         return tuple([y, mean * m + bm * (1 - m), var * m + bv * (1 - m)][: len(c.node.outputs)])
     if len([o for o in c.node.outputs if o]) > 1:
         raise ValueError("BatchNormalization's training outputs are not supported on torch")
-    return (x - _channel(mean, x)) / torch.sqrt(_channel(var, x) + eps) * _channel(scale, x) + _channel(b, x)
+    return F.batch_norm(x, mean, var, scale, b, training=c.training, momentum=1 - m, eps=eps)
 
 
 @op("InstanceNormalization")

@@ -99,6 +99,7 @@ class Call:
 
     node: Node
     graph: Graph
+    training: bool = False  # the module's train() / eval() mode: BatchNormalization uses batch statistics
 
     @property
     def since(self) -> int:
