@@ -147,10 +147,17 @@ def test_without_torch_the_backend_says_to_install_the_train_extra():
             get("torch")
         except burnedge.BurnedgeError as exc:
             print(exc)
+        from burnedge.examples import DIGITS_MODEL
+        from burnedge.train import to_torch
+        try:
+            to_torch(burnedge.load(DIGITS_MODEL))
+        except burnedge.BurnedgeError as exc:
+            print(exc)
         """
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert "pip install 'burnedge[train]'" in out
+    lines = out.splitlines()
+    assert len(lines) == 2 and all("pip install 'burnedge[train]'" in line for line in lines), out
 
 
 def test_zoo_model_is_its_pytorch_twin_both_ways(tmp_path):
