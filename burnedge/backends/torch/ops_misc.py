@@ -1,5 +1,8 @@
-"""Losses, quantize / dequantize and indexing ops in torch (the registry's loss.py, quantize_linear.py,
-select_ops.py OneHot, gather_scatter.py GatherND / ScatterND, generators.py EyeLike, scan_ops.py CumProd)."""
+"""Losses, quantize / dequantize, integer products and indexing ops in torch (the registry's loss.py,
+quantize_linear.py, matmul.py MatMulInteger / QLinearMatMul, select_ops.py OneHot, gather_scatter.py GatherND /
+ScatterND, generators.py EyeLike, scan_ops.py CumProd).
+
+Integer products run in float64, exact for 8-bit operands (as the reference computes them), then round once."""
 
 from __future__ import annotations
 
@@ -66,6 +69,33 @@ def dequantize_linear(c: Call, x, scale, zp=None):
     if zp is not None:
         v = v - _per_axis(zp, x, axis).to(v.dtype)
     return (v * _per_axis(scale, x, axis).to(v.dtype)).to(c.dtype(0))
+
+
+def _per_row(v, a):
+    """A zero point or scale for a's rows: a scalar, or one per row (1-D of length M, along axis -2)."""
+    return v.reshape(-1, 1) if v.dim() == 1 and v.numel() > 1 and a.dim() >= 2 else v
+
+
+def _int_product(a, b, a_zp, b_zp):
+    af, bf = a.double(), b.double()
+    if a_zp is not None:
+        af = af - _per_row(a_zp, a).double()
+    if b_zp is not None:
+        bf = bf - b_zp.double()
+    return torch.round(af @ bf)
+
+
+@op("MatMulInteger")
+def matmul_integer(c: Call, a, b, a_zp=None, b_zp=None):
+    return _int_product(a, b, a_zp, b_zp)
+
+
+@op("QLinearMatMul")
+def qlinear_matmul(c: Call, a, sa, a_zp, b, sb, b_zp, sy, y_zp):
+    acc = _int_product(a, b, a_zp, b_zp).float()
+    y = torch.round(acc * (_per_row(sa, a).float() * sb.float() / sy.float())) + y_zp.float()
+    info = torch.iinfo(y_zp.dtype)
+    return torch.clamp(y, info.min, info.max)
 
 
 @op("OneHot")
