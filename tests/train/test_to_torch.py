@@ -189,3 +189,26 @@ def test_zoo_model_is_its_pytorch_twin_both_ways(tmp_path):
     assert np.abs(got - want).max() <= 1e-5 * max(1.0, np.abs(want).max())
     old = burnedge.Session(model, backend="numpy").run({"input": x.numpy()})["output"]
     assert np.abs(old - want).max() > 1e-3  # the step changed the weights that came back
+
+
+@pytest.mark.parametrize("order", [("a:b", "a_b", "a.w", "training"), ("a_b", "a:b", "training", "a.w")])
+def test_names_that_collide_once_made_safe_stay_apart(order):
+    """'a:b' and 'a_b' (and 'training', a Module attribute) are different weights, in either order."""
+    values = {n: np.full((2, 2), i + 1, np.float32) for i, n in enumerate(order)}
+    nodes, prev = [], "x"
+    for i, n in enumerate(order):
+        nodes.append(helper.make_node("Add", [prev, n], [f"t{i}"]))
+        prev = f"t{i}"
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])],
+        [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [2, 2])],
+        [numpy_helper.from_array(a, n) for n, a in values.items()],
+    )
+    module = to_torch(burnedge.load(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])))
+    state = module.state_dict()
+    assert set(state) == set(order)
+    for n, a in values.items():
+        assert np.array_equal(state[n].numpy(), a), n
+    assert module.training is True and isinstance(module.training, bool)

@@ -36,11 +36,12 @@ def is_weight(name: str, data: np.ndarray) -> bool:
     return floating and data.ndim > 0 and not _GENERATED.search(name)
 
 
-def _safe(name: str, taken: set[str]) -> str:
+def _safe(name: str, taken: set[str], owner: Any = None) -> str:
+    """An attribute name for `name` not in `taken` (which it joins) nor already an attribute of `owner`."""
     s = re.sub(r"\W", "_", name) or "_"
     s = "_" + s if s[0].isdigit() else s
     base, k = s, 1
-    while s in taken:
+    while s in taken or (owner is not None and hasattr(owner, s)):
         s, k = f"{base}_{k}", k + 1
     taken.add(s)
     return s
@@ -72,7 +73,7 @@ class GraphModule(torch.nn.Module):
             elif is_weight(name, data):
                 self._add_state(name, torch.nn.Parameter(tensor), taken)
             else:
-                attr = _safe("_const_" + name, taken)
+                attr = _safe("_const_" + name, taken, owner=self)
                 self.register_buffer(attr, tensor, persistent=False)
                 self._where[name] = (self, attr)
         self.calls = [(Call(node, graph, self.training), find(node)) for node in graph.nodes]
@@ -112,7 +113,7 @@ class GraphModule(torch.nn.Module):
                     self._register(owner, parts[-1], tensor)
                     self._where[name] = (owner, parts[-1])
                     return
-        attr = _safe(name, taken | set(self._modules))
+        attr = _safe(name, taken, owner=self)
         self._register(self, attr, tensor)
         self._where[name] = (self, attr)
         self._renamed[attr] = name
