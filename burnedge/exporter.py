@@ -153,9 +153,9 @@ def _io_table(
 
 
 def _destination(path: str | os.PathLike[str], name: str) -> Path:
-    """`path` itself, or NAME.bedge inside it when it is a folder that is not an unpacked bundle."""
+    """`path` itself, or NAME.bedge inside it when it is a folder that is not a bundle (by bundle.is_bundle)."""
     dest = Path(path)
-    if dest.is_dir() and not (dest / bundle.MANIFEST).is_file():
+    if dest.is_dir() and not dest.is_symlink() and not bundle.is_bundle(dest):
         safe = re.sub(r"[^A-Za-z0-9._-]", "_", name) or "model"
         dest = dest / f"{safe}{bundle.SUFFIX}"
     return dest
