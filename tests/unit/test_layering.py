@@ -55,6 +55,7 @@ LAYERS: dict[str, int] = {
     "burnedge.verifier": 11,  # verify: a bundle against its own test vectors
     "burnedge.emulate": 11,
     "burnedge.firmware": 11,
+    "burnedge.train": 11,  # to_torch / from_torch (and the Learner): the public API's modules and the torch backend
     "burnedge.timeline": 12,
     "burnedge.examples": 12,
     "burnedge.cli*": 13,
