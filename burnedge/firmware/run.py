@@ -75,8 +75,8 @@ def _parse(log: str) -> tuple[dict[tuple[int, int], bytes], dict[int, int], int 
 
 
 def run(b: Bundle, target: Target, elf: Path, tolerance: float = 1e-4, timeout: float = 300) -> Run:
-    """Boots `elf` in the target's QEMU machine (always with `timeout`); a missing QEMU, a hang, a fault or a
-    firmware that prints no verdict is a FirmwareError."""
+    """Boots `elf` in the target's QEMU machine (always with `timeout`); a missing QEMU, a hang or a firmware that
+    prints no verdict is a FirmwareError; a fault is a failed Run with the firmware's own reason."""
     cmd = [*qemu_argv(target), "-kernel", str(elf)]
     if shutil.which(cmd[0]) is None:
         raise FirmwareError(
@@ -96,6 +96,8 @@ def run(b: Bundle, target: Target, elf: Path, tolerance: float = 1e-4, timeout: 
                             f"(exit status {proc.returncode}):\n{tail}")  # fmt: skip
     exact = bit_exact(b.manifest)
     tol = 0.0 if exact else tolerance
+    if verdict.startswith("FAIL") and not outs:  # it stopped before any output (a fault): the firmware says why
+        return Run(target.name, cmd, [], exact, tol, [], stack, verdict, wall, [], proc.stdout)
     rows = [o for o in b.manifest["outputs"] if o.get("offset") is not None]
     checks, outputs = [], []
     for v, (_, refs) in enumerate(b.vectors()):

@@ -102,6 +102,24 @@ static float output_error(int k, const uint8_t *got, const uint8_t *ref, uint32_
     return memcmp(got, ref, n) == 0 ? 0.0f : 1.0f;
 }
 
+/* called by the fault handler (startup.c): the stack's mark and why, so that a fault after the stack ran out of
+ * its reserve says so (the usual cause when a stack_bytes is too small) */
+void be_fault_report(void) {
+    uint32_t used = be_stack_used(), reserved = be_stack_reserved();
+    be_len = 0; /* drop a line the fault cut short */
+    put("stack ");
+    put_u(used);
+    flush();
+    if (used >= reserved) {
+        put("FAIL: a hard fault: the stack used all of its ");
+        put_u(reserved);
+        put(" bytes (raise stack_bytes in the target file)");
+    } else {
+        put("FAIL: a hard fault (a bad memory access)");
+    }
+    flush();
+}
+
 int main(void) {
     SYST_RVR = 0xFFFFFFu;
     SYST_CVR = 0;

@@ -46,8 +46,10 @@ uint32_t be_stack_used(void) {
 /* the bytes reserved for it (link.ld): a run that used them all may have run over into .bss */
 uint32_t be_stack_reserved(void) { return (uint32_t)((const char *)&__stack_top - (const char *)&__stack_limit); }
 
+void be_fault_report(void); /* main.c: the stack's mark and the verdict */
+
 void be_fault_handler(void) {
-    be_puts("FAIL: a hard fault (a bad memory access or a stack overflow)\n");
+    be_fault_report();
     be_exit(3);
 }
 
