@@ -24,7 +24,7 @@ from .build import build_model, host_toolchain, kernel_sources
 from .cross import library_row, toolchain
 from .emit import emit, weights_blob
 from .loader import load
-from .lower import CTYPES, find, step_scratch
+from .lower import CTYPES, STORAGE, find, step_scratch
 from .lower.control_flow import branch_problem
 from .lower.layout import nhwc_int8_tensors, nhwc_tensors
 from .runtime import CModel, TensorSlot
@@ -61,7 +61,7 @@ class CBackend(Backend):
             return why
         if graph is not None:
             for name in [*node.inputs, *node.outputs]:
-                if name and graph.values[name].dtype.name not in CTYPES:
+                if name and graph.values[name].dtype.name not in CTYPES | STORAGE:
                     return f"no C type for {graph.values[name].dtype.name} (tensor {name!r})"
         return None
 
