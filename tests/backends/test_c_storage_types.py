@@ -9,7 +9,7 @@ import ml_dtypes
 import numpy as np
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 import burnedge
 
@@ -109,3 +109,19 @@ def test_quantize_linear_per_axis_to_small_types_matches_onnxruntime(to):
     want = sess.run(["z"], feeds)[0]
     assert got.dtype == helper.tensor_dtype_to_np_dtype(to)
     np.testing.assert_array_equal(got.astype(np.float32), want)
+
+
+def test_float16_matmul_and_softmax_are_widened_to_float32():
+    """Ops without a float16 kernel run their float32 kernel between exact widening and rounding."""
+    a = RNG.standard_normal((3, 17, 33)).astype(np.float16)
+    b = (RNG.standard_normal((33, 19)) * 0.3).astype(np.float16)
+    nodes = [helper.make_node("MatMul", ["a", "b"], ["m"]), helper.make_node("Softmax", ["m"], ["y"], axis=-1)]
+    ins = [helper.make_tensor_value_info("a", TensorProto.FLOAT16, a.shape)]
+    out = [helper.make_tensor_value_info("y", TensorProto.FLOAT16, (3, 17, 19))]
+    graph = helper.make_graph(nodes, "f16", ins, out, initializer=[numpy_helper.from_array(b, "b")])
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = sess.run(["y"], {"a": a})[0]
+    got = burnedge.Session(burnedge.load(proto), backend="c", threads=2).run({"a": a})["y"]
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=1e-3)

@@ -24,9 +24,10 @@ from .build import build_model, host_toolchain, kernel_sources
 from .cross import library_row, toolchain
 from .emit import emit, weights_blob
 from .loader import load
-from .lower import CTYPES, STORAGE, find, step_scratch
+from .lower import CTYPES, STORAGE, find
 from .lower.control_flow import branch_problem
 from .lower.layout import nhwc_int8_tensors, nhwc_tensors
+from .lower.widen import step_scratch
 from .runtime import CModel, TensorSlot
 from .standalone import runner_binary
 
