@@ -300,13 +300,16 @@ class Bundle:
 
     def vectors(self) -> list[tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]:
         """Test vectors: (inputs, reference outputs), each by name."""
-        ins, outs = [t.name for t in self.inputs], [t.name for t in self.outputs]
+        ins, outs = list(self.inputs), list(self.outputs)
         result = []
         for name in self._get("vectors"):
             z = decode_npz(self.member(name))
             try:
                 result.append(
-                    ({n: z[f"in_{k}"] for k, n in enumerate(ins)}, {n: z[f"out_{k}"] for k, n in enumerate(outs)})
+                    (
+                        {t.name: _typed(z[f"in_{k}"], t.dtype) for k, t in enumerate(ins)},
+                        {t.name: _typed(z[f"out_{k}"], t.dtype) for k, t in enumerate(outs)},
+                    )
                 )
             except KeyError as exc:
                 raise BundleError(f"{self.path}: test vector {name!r} lacks {exc}") from None
@@ -321,3 +324,11 @@ class Bundle:
     def backend(self) -> str:
         """The backend that built the bundle and loads it (bundles before the field existed are the C backend's)."""
         return str(self.manifest.get("backend", "c"))
+
+
+def _typed(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A test-vector array as the manifest types it: .npz keeps ml_dtypes arrays (bfloat16, float8, int4...) as
+    raw bytes of the same width ('V1', 'V2'), which are viewed back as their type."""
+    if arr.dtype.kind == "V" and arr.dtype != dtype and arr.dtype.itemsize == dtype.itemsize:
+        return arr.view(dtype)
+    return arr

@@ -125,3 +125,20 @@ def test_float16_matmul_and_softmax_are_widened_to_float32():
     got = burnedge.Session(burnedge.load(proto), backend="c", threads=2).run({"a": a})["y"]
     assert got.dtype == np.float16
     np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=1e-3)
+
+
+def test_bundle_with_float8_and_int4_outputs_verifies_its_own_vectors(tmp_path):
+    """Test vectors keep the manifest's types: .npz returns ml_dtypes arrays as raw bytes, read back typed."""
+    nodes = [
+        helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT8E4M3FN),
+        helper.make_node("Cast", ["y"], ["z"], to=TensorProto.INT4),
+    ]
+    outs = [
+        helper.make_tensor_value_info("y", TensorProto.FLOAT8E4M3FN, [3, 5]),
+        helper.make_tensor_value_info("z", TensorProto.INT4, [3, 5]),
+    ]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 5])], outs)
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    path = burnedge.export(burnedge.load(proto), tmp_path / "m.bedge", test_vectors=2)
+    checks = burnedge.verify(path)
+    assert len(checks) == 4 and all(c.ok for c in checks), checks
