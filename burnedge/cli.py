@@ -18,7 +18,7 @@ from . import cli_bundle, cli_inputs, cli_inspect, cli_targets, cli_trust, cli_z
 from .bundle import looks_like
 from .cli_inputs import UsageError, fmt_shape
 from .errors import BurnedgeError
-from .files import write_atomic
+from .files import require_regular, write_atomic
 from .version import __version__
 
 __all__ = ["main"]
@@ -44,7 +44,7 @@ def _feeds(items: Sequence[str]) -> dict[str, np.ndarray]:
         if not sep or not name or not file:
             raise UsageError(f"--input {item!r}: expected NAME=FILE.npy")
         try:
-            out[name] = np.load(file, allow_pickle=False)
+            out[name] = np.load(require_regular(file, UsageError, f"--input {name} file"), allow_pickle=False)
         except (OSError, ValueError) as exc:
             raise UsageError(f"--input {name}: cannot read {file!r} as a .npy array ({exc})") from None
     return out

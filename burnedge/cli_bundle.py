@@ -230,7 +230,8 @@ def inspect_bundle(a: argparse.Namespace) -> int:
 
     b = bundle.read(a.model, cli_trust.trust_of(a), require_trust=False)  # reading JSON runs nothing
     parent_folder(a.timeline, "--timeline")
-    m, plan = b.manifest, b.plan
+    optional = {"burnedge_version": "?", "target": "?", "planner": "?", "arena_lower_bound_bytes": b.arena_bytes}
+    m, plan = {**b.manifest, **{k: v for k, v in optional.items() if b.manifest.get(k) is None}}, b.plan
     steps, buffers = plan["steps"], plan["buffers"]
     if a.timeline:
         svg = timeline.svg(buffers, len(steps), b.arena_bytes, m["arena_lower_bound_bytes"], title=b.name)

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from .errors import BurnedgeError
+from .files import require_regular
 
 __all__ = [
     "UsageError",
@@ -57,7 +58,7 @@ def binds(items: Sequence[str]) -> dict[str, np.ndarray]:
             raise UsageError(f"--bind {name}: given twice")
         if value.lower().endswith(".npy"):
             try:
-                out[name] = np.load(value, allow_pickle=False)
+                out[name] = np.load(require_regular(value, UsageError, f"--bind {name} file"), allow_pickle=False)
             except (OSError, ValueError) as exc:
                 raise UsageError(f"--bind {name}: cannot read {value!r} as a .npy array ({exc})") from None
             continue

@@ -1,5 +1,5 @@
-"""The target commands of the CLI (`targets`, `emulate`): parsing and printing only; the work is in burnedge.targets
-and burnedge.emulate."""
+"""The target commands of the CLI (`targets`, `emulate`, `firmware`): parsing and printing only; the work is in
+burnedge.targets, burnedge.emulate (Linux boards) and burnedge.firmware (microcontrollers)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import cli_trust
 
-__all__ = ["add_commands", "cmd_emulate", "cmd_targets"]
+__all__ = ["add_commands", "cmd_emulate", "cmd_firmware", "cmd_targets"]
 
 
 def cmd_targets(a: argparse.Namespace) -> int:
@@ -37,6 +37,7 @@ def cmd_targets(a: argparse.Namespace) -> int:
                 "emulator": emu.argv() if emu else None,
                 "emulator_installed": (shutil.which(emu.command[0]) is not None) if emu else None,
                 "emulator_package": emu.package if emu else None,
+                "memories": {m.name: {"base": m.base, "size": m.size} for m in t.memories},
                 "file": str(t.path),
             }
         )
@@ -49,7 +50,9 @@ def cmd_targets(a: argparse.Namespace) -> int:
         flags = " ".join(r["flags"])
         cc = "" if r["compiler_installed"] else f"   (missing: apt-get install {r['compiler_package']})"
         pad = " " * (width + 2)
-        print(f"{pad}{r['arch']} ({r['triple']}), {r['cores']} cores, {r['ram_mb']:,} MB; {r['cc']} {flags}{cc}")
+        size = ", ".join(f"{k} {m['size']:,} B @ 0x{m['base']:08x}" for k, m in r["memories"].items())
+        size = size or f"{r['ram_mb']:,} MB"
+        print(f"{pad}{r['arch']} ({r['triple']}), {r['cores']} cores, {size}; {r['cc']} {flags}{cc}")
         if r["features"]:
             print(f"{pad}needs {' '.join(r['features'])}")
         if r["emulator"]:
@@ -73,6 +76,9 @@ def cmd_emulate(a: argparse.Namespace) -> int:
     ok = True
     for t in targets:
         keep = a.keep / t.name if a.keep is not None and len(targets) > 1 else a.keep
+        if t.os == "baremetal":
+            ok &= _emulate_firmware(b, t, a, keep)
+            continue
         r = emulate(b, t, runner=a.runner, threads=a.threads, tolerance=a.tolerance, keep=keep, timeout=a.timeout)
         where = "natively" if r.command[0] == "./runner" else "under " + " ".join(r.command[:3])
         print(f"target     {t.name}: {t.description}, {where}")
@@ -90,6 +96,47 @@ def cmd_emulate(a: argparse.Namespace) -> int:
         print("PASS" if r.ok else "FAIL")
         ok &= r.ok
     return 0 if ok else 1
+
+
+def _emulate_firmware(b, t, a: argparse.Namespace, keep: Path | None) -> bool:
+    """`emulate` on a microcontroller: the test firmware built and booted in QEMU system mode."""
+    from . import firmware
+
+    fw = firmware.emulate(b, t, keep, tolerance=a.tolerance, timeout=a.timeout or 300)
+    r = fw.run
+    print(f"target     {t.name}: {t.description}, under {' '.join(r.command[:3])}")
+    for c in r.checks:
+        verdict = "ok" if c.ok else "MISMATCH"
+        print(
+            f"vector {c.vector:<3d} {c.output:24s} max abs error {c.max_abs:.3g}  relative {c.relative:.3g}  {verdict}"
+        )
+    print(f"instructions {', '.join(f'{n:,}' for n in r.instructions)} per inference (QEMU -icount)")
+    for line in firmware.format_report(fw.report):
+        print(line)
+    rule = "bit-exact (an int8 bundle)" if r.exact else f"tolerance {r.tolerance:g} relative"
+    print(f"max error  {r.max_abs:.3g} ({rule}); the firmware said: {r.verdict}")
+    if keep is not None:
+        print(f"kept       {fw.folder} (report: {fw.folder / firmware.REPORT})")
+    print("PASS" if r.ok else "FAIL")
+    return r.ok
+
+
+def cmd_firmware(a: argparse.Namespace) -> int:
+    from . import bundle, firmware
+    from .targets import get
+
+    b = bundle.read(a.bundle, cli_trust.trust_of(a))
+    fw = firmware.firmware(b, get(a.target, a.targets_dir), a.output, a.template, a.tolerance)
+    print(f"target     {fw.target.name}: {fw.target.description}")
+    print(f"template   {fw.template}: {fw.folder}")
+    print(f"built      {fw.built} (make -C {fw.folder})")
+    if fw.report is not None:
+        for line in firmware.format_report(fw.report):
+            print(line)
+        print(
+            f"report     {fw.folder / firmware.REPORT}; stack measured by: burnedge emulate --target {fw.target.name}"
+        )
+    return 0
 
 
 def add_commands(sub: argparse._SubParsersAction, count: Callable[..., Callable[[str], int]]) -> None:
@@ -112,3 +159,14 @@ def add_commands(sub: argparse._SubParsersAction, count: Callable[..., Callable[
     cli_trust.add_trust_options(s)
     s.add_argument("--targets-dir", **dirs)
     s.set_defaults(fn=cmd_emulate)
+
+    s = sub.add_parser("firmware", help="write and build a microcontroller firmware (or library) of a bundle")
+    s.add_argument("bundle", type=Path)
+    s.add_argument("--target", required=True, metavar="NAME", help="a bare-metal target: cortex-m3, cortex-m4 ...")
+    what = "baremetal: a firmware that runs the bundle's vectors (default); library: drop-in sources"
+    s.add_argument("--template", choices=["baremetal", "library"], default="baremetal", help=what)
+    s.add_argument("-o", "--output", type=Path, required=True, metavar="DIR")
+    s.add_argument("--tolerance", type=float, default=1e-4, help="largest relative error of a float output")
+    cli_trust.add_trust_options(s)
+    s.add_argument("--targets-dir", **dirs)
+    s.set_defaults(fn=cmd_firmware)

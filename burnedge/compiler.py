@@ -31,11 +31,13 @@ __all__ = ["Compiled", "Options", "compile", "plan", "unsupported"]
 @dataclass(frozen=True)
 class Options:
     """How to compile: `pipeline` and `qdq` replace the backend's own choices when set; `threads` is the cores a
-    run uses."""
+    run uses; `max_threads` (0: the backend's maximum) caps what any run of the plan may use, so its kernels'
+    scratch is sized for that many (1: a microcontroller's plan, with the least scratch)."""
 
     pipeline: Sequence[str] | None = None
     qdq: bool | None = None
     threads: int = 1
+    max_threads: int = 0
 
 
 @dataclass
@@ -70,6 +72,7 @@ def plan(model: Model | Graph, backend: Backend | str, options: Options | None =
     missing = unsupported(graph, b)
     if missing:
         raise UnsupportedOpError(missing, backend=b.name)
+    graph.threads = o.max_threads
     return make_plan(graph, lambda node: b.scratch(graph, node))
 
 

@@ -29,7 +29,7 @@ import numpy as np
 from . import backends
 from . import bundle as bundle_format
 from .bundle import Bundle, signing
-from .bundle.vectors import as_declared
+from .bundle.vectors import as_declared, bit_exact
 from .feeds import Check, compare
 from .targets import Target, TargetError, get
 
@@ -75,8 +75,7 @@ class Result:
 
 def _exact(b: Bundle) -> bool:
     """An int8 bundle whose every op runs in int8: its outputs are the reference's, bit for bit, on any target."""
-    q = b.manifest.get("quantization")
-    return bool(q) and not q.get("kept_float")
+    return bit_exact(b.manifest)
 
 
 def stage(b: Bundle, target: Target, folder: Path, tolerance: float = 1e-4) -> Path:
@@ -199,6 +198,11 @@ def emulate(
     t = target if isinstance(target, Target) else get(target)
     if not b.vectors():
         raise EmulationError(f"{b.path}: the bundle carries no test vectors (export it with test_vectors >= 1)")
+    if t.os == "baremetal":
+        raise EmulationError(
+            f"target {t.name!r} is a microcontroller: its bundle runs as firmware (burnedge.firmware.emulate, or "
+            f"`burnedge emulate {b.path} --target {t.name}`), not under QEMU user mode"
+        )
     try:
         _libraries(b, t)
         no_library = None

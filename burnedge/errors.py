@@ -32,7 +32,9 @@ class UnsupportedOpError(BurnedgeError):
         parts = []
         for (domain, op_type, opset), nodes in sorted(missing.items()):
             shown = ", ".join(repr(n) for n in nodes[:5]) + (f" and {len(nodes) - 5} more" if len(nodes) > 5 else "")
-            parts.append(f"{domain + '.' if domain else ''}{op_type} (opset {opset}; nodes {shown})")
+            name = f"{domain + '.' if domain else ''}{op_type}"
+            name = name if name.isprintable() else repr(name)  # a name holding a newline stays on the line
+            parts.append(f"{name} (opset {opset}; nodes {shown})")
         where = f" on the {backend} backend" if backend else ""
         super().__init__(f"{len(missing)} unsupported op(s){where}: " + "; ".join(parts))
 

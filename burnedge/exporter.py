@@ -28,6 +28,7 @@ from .importers import bound, load
 from .importers.onnx import read
 from .model import Model
 from .plan import Plan
+from .quantize.interface import Interface, int8_interface
 from .quantize.pipeline import DEFAULT_BUDGET, quantize_model
 from .quantize.result import below_target
 from .quantize.rounding import allowances, second_opinions, spreads
@@ -152,9 +153,9 @@ def _io_table(
 
 
 def _destination(path: str | os.PathLike[str], name: str) -> Path:
-    """`path` itself, or NAME.bedge inside it when it is a folder that is not an unpacked bundle."""
+    """`path` itself, or NAME.bedge inside it when it is a folder that is not a bundle (by bundle.is_bundle)."""
     dest = Path(path)
-    if dest.is_dir() and not (dest / bundle.MANIFEST).is_file():
+    if dest.is_dir() and not dest.is_symlink() and not bundle.is_bundle(dest):
         safe = re.sub(r"[^A-Za-z0-9._-]", "_", name) or "model"
         dest = dest / f"{safe}{bundle.SUFFIX}"
     return dest
@@ -288,6 +289,8 @@ def export_int8(
         if not allow_below_target:
             raise QuantizationTargetError(below_target(rep, report), rep, report)
         warnings.warn(f"int8 below its target, written anyway (allow_below_target): {rep.verdict()}", stacklevel=2)
+    # a bundle for microcontrollers only takes and gives int8 (the float buffers would cost more than the arena)
+    interface = int8_interface(graph) if all(t.os == "baremetal" for t in resolve(target)) else None
     quantized = Model(graph, name=loaded.name, source=None, producer=loaded.producer)
     info = {
         "scheme": "int8",
@@ -302,9 +305,8 @@ def export_int8(
         "kept_float": rep.kept_float,
         "inputs": {name: qp.to_dict() for name, qp in rep.inputs.items()},
     }
-    out = _export(
-        quantized, path, target, None, test_vectors, unpacked, include_source, onnx_bytes, info, backend=backend
-    )
+    args = (quantized, path, target, None, test_vectors, unpacked, include_source, onnx_bytes, info, backend)
+    out = _export(*args, None, interface)
     return out, rep
 
 
@@ -320,7 +322,10 @@ def _export(
     quantization: dict[str, Any] | None = None,
     backend: str = "c",
     bind: Mapping[str, Any] | None = None,
+    interface: Interface | None = None,
 ) -> Path:
+    """Writes the bundle (`export`); microcontrollers alone: planned for one thread (the least scratch), and int8
+    I/O (`interface`), whose vectors are quantized on the host by the removed QuantizeLinear nodes."""
     targets = resolve(target)  # "rpi4,rpi5" or a list; an unknown name lists the known ones
     if not isinstance(test_vectors, int) or test_vectors < 0:
         raise BundleError(f"test_vectors must be a count >= 0, not {test_vectors!r}")
@@ -331,11 +336,12 @@ def _export(
     bundle.check_destination(dest)  # before the compile: fail fast
     b = backends.get(backend)
     # an int8 graph was optimised before calibration; importing QDQ again would undo its kept-float islands
-    options = compiler.Options(qdq=False if quantization is not None else None)
+    one_thread = all(t.os == "baremetal" for t in targets)
+    options = compiler.Options(qdq=False if quantization is not None else None, max_threads=1 if one_thread else 0)
     plan = compiler.plan(model, b, options)
     art = b.artifacts(plan)
     for t in targets:
-        t.check_fits(plan.arena_bytes + art.weight_bytes)
+        t.check_fits(plan.arena_bytes + art.weight_bytes, plan.arena_bytes, art.weight_bytes)
     libraries = {t.name: b.build(art, t) for t in targets}
     constants = {n: plan.graph.values[n].data for n in plan.graph.outputs if plan.graph.values[n].is_const}
     weights, layout, const_keys = _weights(art.weights, constants)
@@ -353,6 +359,8 @@ def _export(
     rounding: dict[str, float] = {}
     for i in range(test_vectors):
         feeds = example_inputs(model.graph, seed=i)
+        if interface is not None and interface.quantizer is not None:
+            feeds = interface.quantize({**feeds, **example_inputs(interface.quantizer, seed=i)})
         refs = reference.run(feeds)
         arrays = {f"in_{k}": feeds[n] for k, n in enumerate(g.inputs)}
         arrays.update({f"out_{k}": refs[n] for k, n in enumerate(g.outputs)})
@@ -360,7 +368,8 @@ def _export(
         for name, spread in spreads(opinions, feeds, refs).items():
             rounding[name] = max(rounding.get(name, 0.0), spread)
 
-    allow = allowances(g, rounding)  # what verify accepts beyond the tolerance: rounding before int8
+    allow = allowances(g, rounding)
+    io = interface or Interface()  # what verify accepts beyond the tolerance: rounding before int8
     manifest = {
         "format": bundle.FORMAT,
         "format_version": bundle.FORMAT_VERSION,
@@ -373,8 +382,8 @@ def _export(
             "source": model.source.name if model.source else None,
         },
         "target": ",".join(t.name for t in targets),
-        "inputs": _io_table(plan, g.inputs, {}, (quantization or {}).get("inputs", {})),
-        "outputs": [{**row, **allow.get(row["name"], {})} for row in _io_table(plan, g.outputs, const_keys)],
+        "inputs": _io_table(plan, g.inputs, {}, {**(quantization or {}).get("inputs", {}), **io.inputs}),
+        "outputs": [{**r, **allow.get(r["name"], {})} for r in _io_table(plan, g.outputs, const_keys, io.outputs)],
         "steps": len(plan.steps),
         "arena_bytes": plan.arena_bytes,
         "arena_lower_bound_bytes": plan.lower_bound_bytes,
@@ -386,4 +395,6 @@ def _export(
     }
     if quantization is not None:
         manifest["quantization"] = {k: v for k, v in quantization.items() if k != "inputs"}
+        if io.inputs or io.outputs:
+            manifest["quantization"]["interface"] = {"inputs": sorted(io.inputs), "outputs": sorted(io.outputs)}
     return bundle.write(dest, manifest, members, unpacked=unpacked)

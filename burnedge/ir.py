@@ -123,6 +123,9 @@ class Graph:
     nodes: list[Node]
     values: dict[str, Value]
     opset: int = 0
+    # the most threads a run may use (0: the backend's own maximum); a one-thread plan (a microcontroller) also
+    # asks its kernels for their least scratch (the smallest bands), since there is no cache to tile for
+    threads: int = 0
 
     def __iter__(self) -> Iterator[Node]:
         return iter(self.nodes)

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import backends, compiler
 from . import bundle as bundle_format
-from .bundle import Bundle, signing
+from .bundle import Bundle, BundleError, signing
 from .errors import BurnedgeError
 from .feeds import check_feeds
 from .importers import load
@@ -85,7 +85,10 @@ class Session:
             raise BurnedgeError(
                 f"{b.path}: the bundle carries no source model; it runs on the {b.backend} backend only"
             )
-        proto = onnx.load_from_string(b.onnx)
+        try:
+            proto = onnx.load_from_string(b.onnx)
+        except Exception as exc:  # protobuf's DecodeError, and what a damaged message trips on
+            raise BundleError(f"{b.path}: model.onnx is not a readable ONNX model ({type(exc).__name__})") from None
         graph = from_proto(proto, {t.name: t.shape for t in b.inputs})
         return Model(graph, name=b.name, source=None, producer=proto.producer_name)
 

@@ -95,5 +95,10 @@ class Backend:
         """The standalone program (no Python) that runs a bundle's job folder on `target` (see burnedge.emulate)."""
         raise BurnedgeError(f"the {self.name} backend has no standalone runner")
 
+    def firmware_sources(self, bundle: Any, target: Any) -> dict[str, bytes]:
+        """A bundle's model as microcontroller sources for `target` (model.c / model.h, weights, kernels, the
+        target's flags as config.mk and config.cmake; see burnedge.firmware), file name -> bytes."""
+        raise BurnedgeError(f"the {self.name} backend makes no firmware")
+
     def __repr__(self) -> str:
         return f"<backend {self.name}>"

@@ -5,7 +5,18 @@ This package reads and writes files only: it compiles and loads nothing. A backe
 members (`artifacts`, `build`) and a bundle back into something that runs (`load`); see burnedge.backends.
 """
 
-from .format import FORMAT, FORMAT_VERSION, MANIFEST, MEMBER_NAME, SUFFIX, Bundle, BundleError, looks_like, read
+from .format import (
+    FORMAT,
+    FORMAT_VERSION,
+    MANIFEST,
+    MEMBER_NAME,
+    SUFFIX,
+    Bundle,
+    BundleError,
+    is_bundle,
+    looks_like,
+    read,
+)
 from .signer import sign
 from .signing import SIGNATURE, Trust, TrustSpec, UntrustedBundleError, UntrustedBundleWarning
 from .vectors import decode_npz, encode_npz, example_inputs
@@ -29,6 +40,7 @@ __all__ = [
     "dumps",
     "encode_npz",
     "example_inputs",
+    "is_bundle",
     "looks_like",
     "read",
     "sign",

@@ -39,11 +39,13 @@ from typing import Any
 
 import numpy as np
 
+from .. import limits
 from ..errors import BundleError
+from ..files import require_regular
 from ..model import TensorInfo
-from . import signing
+from . import schema, signing
 from .signing import SIGNATURE, Trust
-from .vectors import decode_npz
+from .vectors import decode_npz, typed
 
 __all__ = [
     "FORMAT",
@@ -51,6 +53,7 @@ __all__ = [
     "SUFFIX",
     "Bundle",
     "BundleError",
+    "is_bundle",
     "looks_like",
     "read",
 ]
@@ -68,11 +71,23 @@ def looks_like(path: str | os.PathLike[str]) -> bool:
     p = Path(path)
     if p.suffix == SUFFIX or (p.is_dir() and (p / MANIFEST).is_file()):
         return True
+    if not p.is_file():  # a FIFO would block open() for ever
+        return False
     try:
         with open(p, "rb") as f:
             return f.read(4) == b"PK\x03\x04"
     except OSError:
         return False
+
+
+def is_bundle(path: str | os.PathLike[str]) -> bool:
+    """True only for a bundle by the format's own check: its manifest parses, says this format and a version
+    burnedge knows (what may be replaced by a new export; a folder or zip that merely holds a manifest.json is not)."""
+    try:
+        _manifest(Path(path), _listing(Path(path))[0])
+    except BundleError:
+        return False
+    return True
 
 
 def _sha256(data: bytes) -> str:
@@ -82,6 +97,7 @@ def _sha256(data: bytes) -> str:
 # -- reading ------------------------------------------------------------------------------------------------------
 def _listing(path: Path) -> tuple[bytes, dict[str, Any]]:
     """The manifest bytes and a handle to the members: {name: ZipInfo} of an archive, {name: Path} of a folder."""
+    require_regular(path, BundleError, "bundle", folder=True)
     if path.is_dir():
         if not (path / MANIFEST).is_file():
             raise BundleError(f"{path}: not an edge bundle (no {MANIFEST} in the folder)")
@@ -90,6 +106,7 @@ def _listing(path: Path) -> tuple[bytes, dict[str, Any]]:
             rel = p.relative_to(path).as_posix()
             if p.is_symlink():
                 raise BundleError(f"{path}: member {rel!r} is a symbolic link; a bundle holds plain files only")
+            require_regular(p, BundleError, f"member {rel!r}", folder=True)
             if p.is_file() and rel != MANIFEST:
                 entries[rel] = p
         if (path / MANIFEST).stat().st_size > _MAX_MANIFEST:
@@ -114,20 +131,40 @@ def _listing(path: Path) -> tuple[bytes, dict[str, Any]]:
                 raise BundleError(f"{path}: the archive holds a member twice")
             if MANIFEST not in names:
                 raise BundleError(f"{path}: not an edge bundle (no {MANIFEST}; a foreign zip archive?)")
+            _stored_only(path, infos)
             info = zf.getinfo(MANIFEST)
             if info.file_size > _MAX_MANIFEST:
                 raise BundleError(f"{path}: {MANIFEST} is implausibly large")
             head = zf.read(info)
-    except (zipfile.BadZipFile, OSError) as exc:
+    except (zipfile.BadZipFile, OSError, NotImplementedError, EOFError, ValueError) as exc:  # "zip file version 23.5"
         raise BundleError(f"{path}: damaged archive ({exc})") from None
     return head, {i.filename: i for i in infos if i.filename != MANIFEST and not i.is_dir()}
+
+
+def _stored_only(path: Path, infos: list[zipfile.ZipInfo]) -> None:
+    """Every member stored (bundles are written so): a compressed one could inflate to any size, and a stored
+    member's sizes must agree with each other and fit, together, in the archive itself."""
+    archive = path.stat().st_size
+    total = 0
+    for i in infos:
+        if i.compress_type != zipfile.ZIP_STORED:
+            raise BundleError(
+                f"{path}: member {i.filename!r} is compressed (method {i.compress_type}); bundle members are "
+                "stored uncompressed (re-export the model rather than recompress the bundle)"
+            )
+        if i.compress_size != i.file_size or i.header_offset + i.file_size > archive:
+            raise BundleError(f"{path}: member {i.filename!r} claims {i.file_size} bytes the archive does not hold")
+        limits.check("max_member_bytes", i.file_size, f"{path}: member {i.filename!r}")
+        total += i.file_size
+    if total > archive:
+        raise BundleError(f"{path}: the members claim {total} bytes, more than the {archive}-byte archive")
 
 
 def _manifest(path: Path, head: bytes) -> dict[str, Any]:
     try:
         manifest = json.loads(head)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BundleError(f"{path}: {MANIFEST} is not valid JSON ({exc})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise BundleError(f"{path}: {MANIFEST} is not valid JSON ({type(exc).__name__}: {exc})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise BundleError(f"{path}: not an edge bundle ({MANIFEST} does not say format {FORMAT!r})")
     version = manifest.get("format_version")
@@ -152,12 +189,14 @@ def read(path: str | os.PathLike[str], trust: signing.TrustSpec = None, require_
     head, entries = _listing(path)
     verdict = signing.check(path, head, entries.pop(SIGNATURE, None), trust, require_trust)
     manifest = _manifest(path, head)
+    schema.check(f"{path}: {MANIFEST}", manifest)  # every field by type, before any is used
     files: dict[str, dict[str, Any]] = manifest["files"]
     extra, absent = sorted(set(entries) - set(files)), sorted(set(files) - set(entries))
     if extra:
         raise BundleError(f"{path}: member {extra[0]!r} is not listed in the manifest (tampered?)")
     if absent:
         raise BundleError(f"{path}: member {absent[0]!r} listed in the manifest is missing (truncated?)")
+    limits.check("max_bundle_bytes", sum(int(f["bytes"]) for f in files.values()), f"{path}: the members")
     members: dict[str, bytes] = {}
     zf = None if path.is_dir() else zipfile.ZipFile(path)
     try:
@@ -166,6 +205,7 @@ def read(path: str | os.PathLike[str], trust: signing.TrustSpec = None, require_
                 raise BundleError(f"{path}: invalid member name {name!r}")
             entry = entries[name]
             size = entry.stat().st_size if zf is None else entry.file_size
+            limits.check("max_member_bytes", size, f"{path}: member {name!r}")
             if size != want["bytes"]:
                 raise BundleError(
                     f"{path}: member {name!r} has {size} bytes, the manifest says {want['bytes']} "
@@ -184,6 +224,7 @@ def read(path: str | os.PathLike[str], trust: signing.TrustSpec = None, require_
         if zf is not None:
             zf.close()
     _check_layout(path, manifest)
+    _check_sizes(path, manifest, members)
     return Bundle(path, manifest, members, verdict)
 
 
@@ -204,6 +245,21 @@ def _check_layout(path: Path, m: dict[str, Any]) -> None:
             raise ValueError("a library is not a member")
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise BundleError(f"{path}: {MANIFEST} is malformed ({type(exc).__name__}: {exc})") from None
+
+
+def _check_sizes(path: Path, m: dict[str, Any], members: dict[str, bytes]) -> None:
+    """The sizes a reader allocates: the weight blob no larger than the weights it holds (each padded to 64 bytes),
+    the arena within max_arena_bytes; a manifest saying `weight_bytes: 2**62` is refused, not allocated."""
+    stored = len(members.get("weights.safetensors", b""))
+    most = stored + 64 * (len(m["weights"]) + 1)
+    if not 0 <= int(m["weight_bytes"]) <= most:
+        raise BundleError(
+            f"{path}: {MANIFEST} says weight_bytes {m['weight_bytes']}, but weights.safetensors holds {stored} "
+            f"bytes (at most {most} with padding; tampered?)"
+        )
+    if int(m["arena_bytes"]) < 0:
+        raise BundleError(f"{path}: {MANIFEST} says arena_bytes {m['arena_bytes']} (negative)")
+    limits.check("max_arena_bytes", int(m["arena_bytes"]), f"{path}: the arena")
 
 
 # -- a verified bundle --------------------------------------------------------------------------------------------
@@ -253,7 +309,12 @@ class Bundle:
 
     @functools.cached_property
     def plan(self) -> dict[str, Any]:
-        return json.loads(self.member("plan.json"))
+        try:
+            plan = json.loads(self.member("plan.json"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            raise BundleError(f"{self.path}: plan.json is not valid JSON ({type(exc).__name__}: {exc})") from None
+        schema.check(f"{self.path}: plan.json", plan, schema.PLAN_SCHEMA)
+        return plan
 
     @property
     def source(self) -> str:
@@ -294,8 +355,14 @@ class Bundle:
         out = {}
         for o in self._get("outputs"):
             if "constant" in o:
-                arr = tensors[o["constant"]]
-                out[o["name"]] = arr.view(np.dtype(o["dtype"])).reshape(o["shape"])
+                try:
+                    arr = tensors[o["constant"]]
+                    out[o["name"]] = arr.view(np.dtype(o["dtype"])).reshape(o["shape"])
+                except (KeyError, ValueError, TypeError) as exc:
+                    raise BundleError(
+                        f"{self.path}: constant output {o['name']!r} does not match its weights entry "
+                        f"({type(exc).__name__}: {exc})"
+                    ) from None
         return out
 
     def vectors(self) -> list[tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]:
@@ -303,12 +370,12 @@ class Bundle:
         ins, outs = list(self.inputs), list(self.outputs)
         result = []
         for name in self._get("vectors"):
-            z = decode_npz(self.member(name))
+            z = decode_npz(self.member(name), f"{self.path}: test vector {name!r}")
             try:
                 result.append(
                     (
-                        {t.name: _typed(z[f"in_{k}"], t.dtype) for k, t in enumerate(ins)},
-                        {t.name: _typed(z[f"out_{k}"], t.dtype) for k, t in enumerate(outs)},
+                        {t.name: typed(z[f"in_{k}"], t.dtype) for k, t in enumerate(ins)},
+                        {t.name: typed(z[f"out_{k}"], t.dtype) for k, t in enumerate(outs)},
                     )
                 )
             except KeyError as exc:
@@ -324,11 +391,3 @@ class Bundle:
     def backend(self) -> str:
         """The backend that built the bundle and loads it (bundles before the field existed are the C backend's)."""
         return str(self.manifest.get("backend", "c"))
-
-
-def _typed(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """A test-vector array as the manifest types it: .npz keeps ml_dtypes arrays (bfloat16, float8, int4...) as
-    raw bytes of the same width ('V1', 'V2'), which are viewed back as their type."""
-    if arr.dtype.kind == "V" and arr.dtype != dtype and arr.dtype.itemsize == dtype.itemsize:
-        return arr.view(dtype)
-    return arr

@@ -7,6 +7,7 @@ manifest's order of inputs and outputs.
 from __future__ import annotations
 
 import io
+import math
 import zipfile
 from collections.abc import Mapping, Sequence
 
@@ -15,14 +16,22 @@ import numpy as np
 from ..errors import BundleError
 from ..ir import Graph
 
-__all__ = ["as_declared", "decode_npz", "encode_npz", "example_inputs"]
+__all__ = ["as_declared", "bit_exact", "decode_npz", "encode_npz", "example_inputs", "typed"]
+
+
+def bit_exact(manifest: Mapping) -> bool:
+    """An int8 bundle whose every op runs in int8: its outputs are the reference's, bit for bit, on any target."""
+    q = manifest.get("quantization")
+    return bool(q) and not q.get("kept_float")
 
 
 def example_inputs(graph: Graph, seed: int = 0) -> dict[str, np.ndarray]:
     """Deterministic random inputs of the right shapes and dtypes: floats ~ N(0, 1), booleans fair coins, integers
-    in [0, 2) or, for the indices of a Gather, in [0, size of the gathered axis)."""
+    in [0, 2) or, for the indices of a Gather, in [0, size of the gathered axis), and for an integer divisor
+    (Div's or Mod's second input) in [1, 3): ONNX leaves x / 0 undefined, so a vector never asks for it."""
     rng = np.random.default_rng(seed)
     bound: dict[str, int] = {}
+    divisors = {n.inputs[1] for n in graph.nodes if n.op_type in ("Div", "Mod") and len(n.inputs) > 1}
     for node in graph.nodes:
         if node.op_type in ("Gather", "GatherElements") and len(node.inputs) > 1 and node.inputs[1] in graph.inputs:
             shape = graph.values[node.inputs[0]].shape
@@ -37,7 +46,8 @@ def example_inputs(graph: Graph, seed: int = 0) -> dict[str, np.ndarray]:
         elif v.dtype.kind == "b":
             feeds[name] = rng.random(v.shape) < 0.5
         elif v.dtype.kind in "iu":
-            feeds[name] = rng.integers(0, max(bound.get(name, 2), 1), v.shape).astype(v.dtype)
+            low = 1 if name in divisors else 0
+            feeds[name] = rng.integers(low, max(bound.get(name, 2), 1) + low, v.shape).astype(v.dtype)
         else:
             raise BundleError(f"cannot make test inputs for input {name!r} of dtype {v.dtype}")
     return {name: np.asarray(arr) for name, arr in feeds.items()}  # a 0-d draw comes back as a numpy scalar
@@ -66,6 +76,32 @@ def as_declared(arrays: Mapping[str, np.ndarray], shapes: Mapping[str, Sequence[
     return out
 
 
-def decode_npz(data: bytes) -> dict[str, np.ndarray]:
-    with np.load(io.BytesIO(data), allow_pickle=False) as z:
-        return {k: z[k] for k in z.files}
+def decode_npz(data: bytes, name: str = "an .npz member") -> dict[str, np.ndarray]:
+    """The arrays of an .npz archive, each checked before it is read: stored (a deflated array could inflate to
+    any size) and its header's shape no larger than its bytes (np.load allocates what the header claims);
+    anything else (a damaged or encrypted archive, a pickle, not an .npz) is a BundleError."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            for info in zf.infolist():
+                if info.compress_type != zipfile.ZIP_STORED or info.file_size > len(data):
+                    raise BundleError(f"{name}: array {info.filename!r} is compressed or larger than its archive")
+                with zf.open(info) as f:
+                    version = np.lib.format.read_magic(f)
+                    read_header = getattr(np.lib.format, f"read_array_header_{version[0]}_0", None)
+                    if read_header is None:
+                        raise ValueError(f"unknown .npy format version {version}")
+                    shape, _, dtype = read_header(f)
+                if math.prod(shape) * dtype.itemsize > info.file_size:
+                    raise BundleError(f"{name}: array {info.filename!r} claims shape {list(shape)}, more than it holds")
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, RuntimeError, NotImplementedError) as exc:
+        raise BundleError(f"{name}: not a readable .npz archive ({type(exc).__name__}: {exc})") from None
+
+
+def typed(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A test-vector array as the manifest types it: .npz keeps ml_dtypes arrays (bfloat16, float8, int4...) as
+    raw bytes of the same width ('V1', 'V2'), which are viewed back as their type."""
+    if arr.dtype.kind == "V" and arr.dtype != dtype and arr.dtype.itemsize == dtype.itemsize:
+        return arr.view(dtype)
+    return arr

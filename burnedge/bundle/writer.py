@@ -1,6 +1,12 @@
 """Writing an edge bundle atomically: members go to a temporary file or folder next to the destination, which is
 renamed into place at the end, so an exception or an interrupt leaves either the old bundle or the new one.
 
+No data loss: only a bundle is ever replaced, by the format's own check (`format.is_bundle`: its manifest parses
+and says a known format version), never a folder or zip that merely holds a manifest.json. A folder is replaced by
+one atomic exchange (renameat2); where the file system cannot exchange, the old folder is moved aside and moved
+back on any failure, and a run killed in between is repaired by the next write (`files.sweep` puts it back).
+Temporaries of interrupted runs are removed by the next write to the same destination.
+
 The format (members, manifest) is described in burnedge.bundle.format, which reads what this writes.
 """
 
@@ -10,16 +16,15 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from ..files import write_atomic
+from ..files import exchange, require_regular, sweep, temp_beside, write_atomic
 from . import keys, signing
-from .format import MANIFEST, MEMBER_NAME, BundleError
+from .format import MANIFEST, MEMBER_NAME, BundleError, is_bundle
 
 __all__ = ["check_destination", "dumps", "write"]
 
@@ -55,19 +60,16 @@ def _put(out: zipfile.ZipFile | Path, name: str, data: bytes) -> None:
 
 
 def check_destination(dest: Path) -> None:
-    """Refuses to overwrite anything but a bundle: an existing file or folder there must be one."""
-    if not dest.exists():
+    """Refuses to overwrite anything but a bundle: an existing file or folder there must be one by the format's
+    own check (a FIFO, a web app's folder or a zip with a manifest.json member is not)."""
+    if not os.path.lexists(dest):
         return
-    if dest.is_dir():
-        ok = (dest / MANIFEST).is_file()
-    else:
-        try:
-            with zipfile.ZipFile(dest) as zf:
-                ok = MANIFEST in zf.namelist()
-        except (OSError, zipfile.BadZipFile):
-            ok = False
-    if not ok:
-        raise BundleError(f"{dest} exists and is not an edge bundle; refusing to overwrite it")
+    require_regular(dest, BundleError, "output", folder=True)
+    if dest.is_symlink() or not is_bundle(dest):
+        raise BundleError(
+            f"{dest} exists and is not an edge bundle (no {MANIFEST} of a known bundle format); refusing to "
+            "overwrite it: choose another path or remove it yourself"
+        )
 
 
 def write(
@@ -88,6 +90,8 @@ def write(
     bad = [n for n in members if not MEMBER_NAME.match(n) or n == MANIFEST]
     if bad:
         raise BundleError(f"invalid member name(s) {bad}")
+    if dest.parent.is_dir():
+        sweep(dest, restore=lambda old: _restore(old, dest))
     check_destination(dest)
     files = {n: {"sha256": hashlib.sha256(members[n]).hexdigest(), "bytes": len(members[n])} for n in sorted(members)}
     head = dumps({**manifest, "files": files})
@@ -96,12 +100,7 @@ def write(
     if not unpacked and not dest.is_dir():  # the common case: one archive, written beside dest and renamed
         return write_atomic(dest, lambda f: _zip(f, head, files, members))
     dest.parent.mkdir(parents=True, exist_ok=True)
-    if unpacked:
-        tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp"))
-    else:
-        fd, name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
-        os.close(fd)
-        tmp = Path(name)
+    tmp = temp_beside(dest, folder=unpacked)
     try:
         if unpacked:
             for n in [MANIFEST, *files]:
@@ -113,10 +112,7 @@ def write(
             p.chmod(0o755 if p.is_dir() else 0o644)  # mkstemp and mkdtemp make them owner-only
         _swap(tmp, dest)
     except BaseException:
-        if unpacked:
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            tmp.unlink(missing_ok=True)
+        _remove(tmp)
         raise
     return dest
 
@@ -128,13 +124,16 @@ def _zip(f: BinaryIO, head: bytes, files: dict[str, Any], members: dict[str, byt
 
 
 def _swap(tmp: Path, dest: Path) -> None:
-    """Renames `tmp` to `dest`; an old bundle folder there is moved aside first, then removed."""
-    if not dest.is_dir():
-        if tmp.is_dir() and dest.exists():
-            dest.unlink()
+    """Puts `tmp` at `dest` in one step: a rename over a file, an exchange with a folder (or a file, when a folder
+    replaces an archive); the old bundle is removed after. Without an exchange, the old one is moved aside into a
+    ``.old`` folder and moved back on failure (or by the next write's sweep after a kill)."""
+    if not os.path.lexists(dest) or (not dest.is_dir() and not tmp.is_dir()):
         os.replace(tmp, dest)
         return
-    old = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".old"))
+    if exchange(tmp, dest):
+        _remove(tmp)  # now the old bundle
+        return
+    old = temp_beside(dest, folder=True, suffix=".old")
     os.replace(dest, old / "bundle")
     try:
         os.replace(tmp, dest)
@@ -142,4 +141,17 @@ def _swap(tmp: Path, dest: Path) -> None:
         os.replace(old / "bundle", dest)
         raise
     finally:
-        shutil.rmtree(old, ignore_errors=True)
+        _remove(old)
+
+
+def _restore(old: Path, dest: Path) -> None:
+    """Puts back the bundle an interrupted replacement moved aside into `old` (when `dest` is still missing)."""
+    if (old / "bundle").exists():
+        os.replace(old / "bundle", dest)
+
+
+def _remove(p: Path) -> None:
+    if p.is_dir() and not p.is_symlink():
+        shutil.rmtree(p, ignore_errors=True)
+    else:
+        p.unlink(missing_ok=True)

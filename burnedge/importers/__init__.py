@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -12,6 +11,7 @@ from onnx import ModelProto, helper
 
 from ..errors import InputError, ModelError
 from ..feeds import lossless
+from ..files import require_regular
 from ..model import Model
 from . import onnx as onnx_importer
 
@@ -32,7 +32,7 @@ def load(
     if isinstance(path, ModelProto):
         graph = onnx_importer.from_proto(path, input_shapes, bound(path, bind))
         return Model(graph, name=path.graph.name or "model", source=None, producer=path.producer_name)
-    path = Path(path)
+    path = require_regular(path, ModelError, "model")
     if path.suffix.lower() != ".onnx":
         raise ModelError(f"{path}: unknown model format {path.suffix!r}; burnedge imports .onnx files")
     proto = onnx_importer.read(path)

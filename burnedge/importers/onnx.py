@@ -8,6 +8,7 @@
 5. infer + fold: in topological order, evaluate nodes whose inputs are all constant (shape subgraphs, Constant
    nodes, If/Loop on constant conditions and trip counts) and infer output types of the rest;
 6. finalize: drop dead nodes and constants, verify().
+Every phase is bounded (burnedge.limits, applied by importers/bounds.py); a Loop's shapes come from loop_shapes.py.
 """
 
 from __future__ import annotations
@@ -15,19 +16,23 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import onnx
 import onnx.inliner
-from onnx import AttributeProto, GraphProto, ModelProto, numpy_helper
+from onnx import AttributeProto, GraphProto, ModelProto
 
-from .. import dtypes
-from ..errors import ModelError, NotStaticError, UnsupportedOpError
+from .. import dtypes, limits
+from ..errors import BurnedgeError, ModelError, NotStaticError, UnsupportedOpError
+from ..files import require_regular
 from ..ir import Graph, Node, Value
 from ..ops import REQUIRED, OpDef, Spec, for_onnx
 from ..ops.interpreter import evaluate
+from . import bounds
+from .checked import check_constant_indices, infer, sparse_to_dense, to_array
+from .checked import zeros as _zeros
+from .loop_shapes import loop_shapes
 from .unroll import inline_if, unroll_loop
 
 __all__ = ["from_proto", "infer_and_fold", "read"]
@@ -38,19 +43,21 @@ Missing = dict[tuple[str, str, int], list[str]]
 # -- 1. read ------------------------------------------------------------------------------------------------------
 def read(path: str | os.PathLike[str]) -> ModelProto:
     """Parses an .onnx file and its external data; any failure is a ModelError naming the file."""
-    path = Path(path)
+    path = require_regular(path, ModelError, "model")
     if not path.is_file():
         raise ModelError(f"{path}: no such file")
     try:
         model = onnx.load_model(str(path), load_external_data=False)
     except Exception as exc:
-        raise ModelError(f"{path}: not a readable ONNX model ({type(exc).__name__}: {exc})") from None
+        raise ModelError(
+            f"{path}: not a readable ONNX model ({type(exc).__name__}: {' '.join(str(exc).split())})"
+        ) from None
     if model.ir_version <= 0 or not model.HasField("graph") or not model.graph.output:
         raise ModelError(f"{path}: not an ONNX model (no IR version or no graph outputs; truncated or wrong file?)")
     try:
         onnx.external_data_helper.load_external_data_for_model(model, str(path.parent))
     except Exception as exc:  # onnx raises its own ValidationError for a missing or unsafe data file
-        raise ModelError(f"{path}: cannot read external data: {exc}") from None
+        raise ModelError(f"{path}: cannot read external data: {' '.join(str(exc).split())}") from None
     return model
 
 
@@ -92,9 +99,9 @@ def _attr(a: AttributeProto, opsets: dict[str, int], missing: Missing) -> Any:
     if a.type == A.STRING:
         return a.s.decode("utf-8")
     if a.type == A.TENSOR:
-        return numpy_helper.to_array(a.t)
+        return to_array(a.t, f"attribute {a.name!r}:")
     if a.type == A.SPARSE_TENSOR:
-        return _sparse_to_dense(a.sparse_tensor)
+        return sparse_to_dense(a.sparse_tensor)
     if a.type == A.GRAPH:
         return _convert(a.g, opsets, missing, sub=True)
     if a.type == A.FLOATS:
@@ -104,23 +111,12 @@ def _attr(a: AttributeProto, opsets: dict[str, int], missing: Missing) -> Any:
     if a.type == A.STRINGS:
         return [s.decode("utf-8") for s in a.strings]
     if a.type == A.TENSORS:
-        return [numpy_helper.to_array(t) for t in a.tensors]
+        return [to_array(t, f"attribute {a.name!r}:") for t in a.tensors]
     if a.type == A.GRAPHS:
         return [_convert(g, opsets, missing, sub=True) for g in a.graphs]
     if a.type == A.TYPE_PROTO:
         return a.tp
     raise ModelError(f"attribute {a.name!r} has an unknown type {a.type}")
-
-
-def _sparse_to_dense(sp: onnx.SparseTensorProto) -> np.ndarray:
-    values = numpy_helper.to_array(sp.values)
-    indices = numpy_helper.to_array(sp.indices)
-    dense = np.zeros(tuple(sp.dims), dtype=values.dtype)
-    if indices.ndim == 1:
-        dense.reshape(-1)[indices] = values
-    else:
-        dense[tuple(indices.T)] = values
-    return dense
 
 
 def _value_type(vi: onnx.ValueInfoProto) -> tuple[np.dtype, list[int | str | None]] | None:
@@ -138,10 +134,10 @@ def _convert(g: GraphProto, opsets: dict[str, int], missing: Missing, sub: bool)
     """GraphProto -> Graph with nodes bound to ops; types of non-constant values are filled in later."""
     values: dict[str, Value] = {}
     for init in g.initializer:
-        arr = numpy_helper.to_array(init)
+        arr = to_array(init, "initializer")
         values[init.name] = Value(init.name, arr.dtype, arr.shape, arr)
     for sp in g.sparse_initializer:
-        arr = _sparse_to_dense(sp)
+        arr = sparse_to_dense(sp)
         values[sp.values.name] = Value(sp.values.name, arr.dtype, arr.shape, arr)
     inputs = [vi.name for vi in g.input if vi.name not in values]
     for vi in g.input:
@@ -246,7 +242,8 @@ def _static_inputs(
             or not protos[name].type.tensor_type.HasField("shape")
             or any(not isinstance(d, int) or d < 0 for d in dims)
         ):
-            unresolved.append(f"{name} {['?' if not isinstance(d, int) else d for d in dims]}")
+            shown = name if name.isprintable() else repr(name)  # a name holding a newline stays on the line
+            unresolved.append(f"{shown} {['?' if not isinstance(d, int) else d for d in dims]}")
     if unresolved:
         raise NotStaticError(
             "input(s) with dynamic or unknown dimensions: "
@@ -256,21 +253,16 @@ def _static_inputs(
 
 
 # -- 5. infer + fold ----------------------------------------------------------------------------------------------
-def _zeros(v: Value) -> np.ndarray:
-    if v.dtype == object:
-        return np.full(v.shape, "", dtype=object)
-    return np.zeros(v.shape, v.dtype)
-
-
 def infer_and_fold(graph: Graph) -> None:
     """Types every value of `graph` from its inputs' shapes, folding what is constant (control flow on a constant
     condition inlined, constant-trip loops unrolled); a shape that depends on an input's value is a NotStaticError."""
     origins: dict[str, frozenset[str]] = {n: frozenset([n]) for n in graph.inputs}
     kept: list[Node] = []
     pending = deque(graph.nodes)
+    budget = bounds.Budget()
     while pending:
         node = pending.popleft()
-        spliced = _fold_control_flow(node, graph)
+        spliced = _fold_control_flow(node, graph, budget)
         if spliced is not None:
             pending.extendleft(reversed(spliced))
             continue
@@ -279,9 +271,12 @@ def infer_and_fold(graph: Graph) -> None:
         op = node.op
         deps = frozenset().union(*(origins.get(n, frozenset()) for n in node.uses()))
         shape_only = "shape_only" in op.tags
-        if not op.random and (shape_only or all(v is None or v.is_const for v in ins + caps)):
+        consts = all(v is None or v.is_const for v in ins + caps)
+        if not op.random and (shape_only or consts) and bounds.foldable_loop(node, [v and v.data for v in ins]):
             args = [None if v is None else (v.data if v.is_const else _zeros(v)) for v in ins]
+            bounds.check_args(node, args)
             outs = evaluate(node, args, {v.name: v.data if v.is_const else _zeros(v) for v in caps})
+            bounds.check_result(node, outs)
             for name, arr in zip(node.outputs, outs):
                 if name:
                     graph.values[name] = Value(name, arr.dtype, arr.shape, arr)
@@ -302,14 +297,18 @@ def infer_and_fold(graph: Graph) -> None:
             )
         if op.name == "If" and not op.domain:
             outs_t = _if_shapes(node, ins, caps, origins.get(node.inputs[0], frozenset()))
+        elif op.name == "Loop" and not op.domain:
+            args = [None if v is None else (v.data if v.is_const else _zeros(v)) for v in ins]
+            outs_t = loop_shapes(node, args, {v.name: v.data if v.is_const else _zeros(v) for v in caps})
         elif op.infer is not None:
-            specs = op.infer(
-                *[None if v is None else (v.data if v.is_const else Spec(v.shape, v.dtype)) for v in ins], **node.attrs
+            outs_t = infer(
+                node, [None if v is None else (v.data if v.is_const else Spec(v.shape, v.dtype)) for v in ins]
             )
-            outs_t = [(s.shape, np.dtype(s.dtype)) for s in specs]
         else:
             args = [None if v is None else (v.data if v.is_const else _zeros(v)) for v in ins]
+            bounds.check_args(node, args)
             outs = evaluate(node, args, {v.name: v.data if v.is_const else _zeros(v) for v in caps})
+            bounds.check_result(node, outs)
             outs_t = [(a.shape, a.dtype) for a in outs]
         for name, (shape, dtype) in zip(node.outputs, outs_t):
             if name:
@@ -347,14 +346,14 @@ def _if_shapes(node: Node, ins: list[Value | None], caps: list[Value], deps: fro
     return shapes[0]
 
 
-def _fold_control_flow(node: Node, graph: Graph) -> list[Node] | None:
+def _fold_control_flow(node: Node, graph: Graph, budget: bounds.Budget) -> list[Node] | None:
     """Plain nodes replacing an If on a constant condition or an unrollable Loop; None leaves the node as is."""
     if node.op.name == "If" and not node.op.domain:
         cond = graph.values[node.inputs[0]]
         if cond.is_const and cond.data.size == 1:
             return inline_if(node, bool(cond.data.reshape(())), graph)
     if node.op.name == "Loop" and not node.op.domain:
-        return unroll_loop(node, graph)
+        return unroll_loop(node, graph, budget)
     return None
 
 
@@ -362,7 +361,21 @@ def _fold_control_flow(node: Node, graph: Graph) -> list[Node] | None:
 def from_proto(
     model: ModelProto, input_shapes: Mapping[str, Sequence[int]] | None = None, bind: Mapping[str, Any] | None = None
 ) -> Graph:
-    """Phases 2-6: a parsed ModelProto -> a static, verified Graph."""
+    """Phases 2-6: a parsed ModelProto -> a static, verified Graph. Every failure is a burnedge error: what no
+    phase names more precisely (a malformed proto an onnx helper trips on, nesting deep enough for a
+    RecursionError) becomes a ModelError naming its type."""
+    try:
+        return _phases(model, input_shapes, bind)
+    except BurnedgeError:
+        raise
+    except Exception as exc:
+        raise ModelError(f"cannot import the model, it is malformed ({type(exc).__name__}: {exc})") from None
+
+
+def _phases(
+    model: ModelProto, input_shapes: Mapping[str, Sequence[int]] | None, bind: Mapping[str, Any] | None
+) -> Graph:
+    bounds.check_functions(model)  # before the inliner: a function bomb is counted, not expanded
     if model.functions:
         _fill_function_defaults(model)
         try:
@@ -378,7 +391,9 @@ def from_proto(
         raise UnsupportedOpError(missing)
     _static_inputs(graph, model.graph, input_shapes or {}, bind or {})
     graph.toposort()
-    infer_and_fold(graph)
+    with limits.counting_trips():  # subgraphs run to fold or infer shapes: bounded, never a 10**9-trip hang
+        infer_and_fold(graph)
+    check_constant_indices(graph)
     graph.prune()
     graph.verify()
     return graph

@@ -13,10 +13,10 @@ import numpy as np
 
 from ..ir import Graph, Node, Value
 from ..ops import for_onnx
+from .bounds import MAX_UNROLL, Budget
+from .loop_shapes import counts_trips
 
 __all__ = ["MAX_UNROLL", "inline_if", "unroll_loop"]
-
-MAX_UNROLL = 4096
 
 
 def _rename_graph(g: Graph, mapping: dict[str, str]) -> Graph:
@@ -79,11 +79,12 @@ def inline_if(node: Node, cond: bool, graph: Graph) -> list[Node]:
     return nodes
 
 
-def unroll_loop(node: Node, graph: Graph) -> list[Node] | None:
+def unroll_loop(node: Node, graph: Graph, budget: Budget) -> list[Node] | None:
     """The nodes that replace a Loop, or None when it cannot be unrolled.
 
     Unrolls when the trip count is a constant (at most MAX_UNROLL), the initial condition is absent or a constant
-    true, and the body passes its condition through unchanged (or makes it a constant true): a `for` loop.
+    true, and the body passes its condition through unchanged (or makes it a constant true): a `for` loop. The
+    trips and the nodes they add count against `budget` (a LimitError past max_unrolled_trips or max_nodes).
     """
     body: Graph = node.attrs["body"]
     m_name, c_name = (node.inputs + ["", ""])[:2]
@@ -94,10 +95,10 @@ def unroll_loop(node: Node, graph: Graph) -> list[Node] | None:
         return None
     if c_name and not (graph.values[c_name].is_const and bool(np.asarray(graph.values[c_name].data).all())):
         return None
-    cond_out, cond_in = body.outputs[0], body.inputs[1]
-    const_true = cond_out in body.values and body.values[cond_out].is_const and bool(body.values[cond_out].data.all())
-    if cond_out != cond_in and not const_true:
+    if not counts_trips(body):
         return None
+    budget.unroll(node, trips, body)
+    cond_in = body.inputs[1]
     n_carried = len(node.inputs) - 2
     carried = node.inputs[2:]
     true_name = f"{node.name}/true"

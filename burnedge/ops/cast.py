@@ -18,6 +18,7 @@ from onnx import TensorProto
 
 from .. import dtypes
 from . import register
+from ._intmath import float_to_int
 
 _FLOAT8 = {
     np.dtype(ml_dtypes.float8_e4m3fn),
@@ -108,6 +109,8 @@ def _cast(x: np.ndarray, to: np.dtype, saturate: bool, round_mode: str) -> np.nd
             top = float(ml_dtypes.finfo(to).max)
             wide = np.clip(wide, -top, top)  # NaN stays NaN
         return wide.astype(to)
+    if to.kind in "iu" and x.dtype.kind == "f":
+        return float_to_int(x, to)  # NaN -> 0, saturating: see _intmath
     return x.astype(to)
 
 

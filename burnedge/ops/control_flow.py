@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import limits
 from . import register
 from ._common import norm_axis
 
@@ -71,6 +72,7 @@ def loop(M, cond, *v_initial, body, _run):
     scans: list[list[np.ndarray]] = [[] for _ in range(n_scan)]
     i = 0
     while keep and (trips is None or i < trips):
+        limits.spend_trip()  # bounded at import (burnedge.limits.counting_trips); free at run time
         outs = _run(body, np.array(i, np.int64), c, *carried)
         c = np.asarray(outs[0], dtype=bool)
         keep = _flag(c)
@@ -99,6 +101,7 @@ def _scan_loop(states, slices_at, n_steps, body, _run):
         raise ValueError(f"the body has {len(body.outputs)} outputs for {n_states} state variables")
     outs_per_step: list[list[np.ndarray]] = [[] for _ in range(n_out)]
     for t in range(n_steps):
+        limits.spend_trip()
         outs = _run(body, *states, *slices_at(t))
         states = list(outs[:n_states])
         for k, o in enumerate(outs[n_states:]):

@@ -10,6 +10,7 @@ import numpy as np
 
 from . import register
 from ._common import erf, same_dtype
+from ._intmath import int_div, int_mod
 
 # tags: "elementwise" (may run in place), "fusable" (joins generated loops), "int8_lut" (int8 as a table)
 E, F, L = ("elementwise",), ("elementwise", "fusable"), ("elementwise", "fusable", "int8_lut")
@@ -74,13 +75,6 @@ def is_inf(x, *, detect_negative=1, detect_positive=1):
     return (np.isneginf(x) & bool(detect_negative)) | (np.isposinf(x) & bool(detect_positive))
 
 
-def _int_div(a, b):
-    """C-style integer division (truncates toward zero), as ONNX runtimes do."""
-    b = np.where(b == 0, 1, b)
-    q = np.abs(a) // np.abs(b)
-    return np.where((a < 0) != (b < 0), -q, q).astype(a.dtype)
-
-
 def _binary(name: str, fn, since: int = 7, tags: tuple[str, ...] = E) -> None:
     def op(a, b):
         return same_dtype(fn(a, b), a)
@@ -98,7 +92,7 @@ def _binary(name: str, fn, since: int = 7, tags: tuple[str, ...] = E) -> None:
 _binary("Add", np.add, tags=F)  # Add / Mul have their own int8 rules (QAdd, QMul; a table with a constant)
 _binary("Sub", np.subtract, tags=L)
 _binary("Mul", np.multiply, tags=F)
-_binary("Div", lambda a, b: _int_div(a, b) if a.dtype.kind in "iu" else a / b, tags=L)
+_binary("Div", lambda a, b: int_div(a, b) if a.dtype.kind in "iu" else a / b, tags=L)  # x / 0 == 0: see _intmath
 
 
 @register("Pow", since=7, tags=("fusable", "int8_lut"))
@@ -110,9 +104,9 @@ def pow_(x, y):
 
 @register("Mod", since=10)
 def mod(a, b, *, fmod=0):
-    if fmod or a.dtype.kind == "f":
-        return same_dtype(np.fmod(a, b), a)
-    return np.mod(a, b).astype(a.dtype)
+    if a.dtype.kind not in "iu":
+        return same_dtype(np.fmod(a, b) if fmod or a.dtype.kind == "f" else np.mod(a, b), a)
+    return int_mod(a, b, bool(fmod))  # x % 0 == x, INT_MIN % -1 == 0: see _intmath
 
 
 def _compare(name: str, fn, since: int = 1) -> None:

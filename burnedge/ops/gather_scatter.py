@@ -3,7 +3,8 @@
 Spec: https://onnx.ai/onnx/operators/. Versions: Gather 1; GatherElements 11; GatherND 11, 12 (batch_dims);
 Scatter 9 (deprecated, = ScatterElements without reduction); ScatterElements 11, 16 (reduction
 none/add/mul/max/min); ScatterND 11, 16 (reduction); TensorScatter 24 (linear / circular KV-cache update).
-Negative indices count from the end of their axis. Results are fresh arrays; inputs are never modified.
+Negative indices count from the end of their axis; one still out of range reads zeros (gathers) or is skipped
+(scatters), as in every backend (burnedge/ops/_intmath.py). Results are fresh arrays; inputs are never modified.
 """
 
 from __future__ import annotations
@@ -12,16 +13,14 @@ import numpy as np
 
 from . import register
 from ._common import norm_axis
+from ._intmath import in_range
 
 _REDUCE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
 
 
-def _wrap(indices: np.ndarray, dim: int | np.ndarray) -> np.ndarray:
-    """Indices with negative ones counted from the end; out of range is an IndexError."""
-    idx = np.where(indices < 0, indices + dim, indices).astype(np.int64)
-    if idx.size and (idx.min() < 0 or np.any(idx >= dim)):
-        raise IndexError("index out of range")
-    return idx
+def _zero_where(out: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """`out` with zeros where `ok` (broadcast against it) is False: what an out-of-range index reads."""
+    return out if ok.all() else np.where(ok, out, np.zeros((), out.dtype))
 
 
 def _scatter_at(out: np.ndarray, index: tuple, updates: np.ndarray, reduction: str) -> np.ndarray:
@@ -38,13 +37,16 @@ def _scatter_at(out: np.ndarray, index: tuple, updates: np.ndarray, reduction: s
 @register("Gather", since=1, tags=("int8_passthrough",))
 def gather(data, indices, *, axis=0):
     axis = norm_axis(axis, data.ndim)
-    return np.take(data, _wrap(indices, data.shape[axis]), axis=axis)
+    idx, ok = in_range(indices, data.shape[axis])
+    ok = ok.reshape((1,) * axis + ok.shape + (1,) * (data.ndim - axis - 1))
+    return _zero_where(np.take(data, idx, axis=axis), ok)
 
 
 @register("GatherElements", since=11)
 def gather_elements(data, indices, *, axis=0):
     axis = norm_axis(axis, data.ndim)
-    return np.take_along_axis(data, _wrap(indices, data.shape[axis]), axis=axis)
+    idx, ok = in_range(indices, data.shape[axis])
+    return _zero_where(np.take_along_axis(data, idx, axis=axis), ok)
 
 
 def _gather_nd(data: np.ndarray, indices: np.ndarray, batch_dims: int) -> np.ndarray:
@@ -54,10 +56,11 @@ def _gather_nd(data: np.ndarray, indices: np.ndarray, batch_dims: int) -> np.nda
     nb = int(np.prod(batch, dtype=np.int64))
     flat_data = data.reshape((nb,) + data.shape[b:])
     idx = indices.reshape(nb, -1, k)
-    idx = _wrap(idx, np.array(data.shape[b : b + k], dtype=np.int64))
+    idx, ok = in_range(idx, np.array(data.shape[b : b + k], dtype=np.int64))
     bi = np.arange(nb)[:, None]
     picked = flat_data[(bi,) + tuple(idx[..., j] for j in range(k))]
-    return picked.reshape(indices.shape[:-1] + data.shape[b + k :])
+    ok = ok.all(axis=-1).reshape(ok.shape[:2] + (1,) * (picked.ndim - 2))
+    return _zero_where(picked, ok).reshape(indices.shape[:-1] + data.shape[b + k :])
 
 
 @register("GatherND", since=11)
@@ -73,9 +76,10 @@ def gather_nd(data, indices, *, batch_dims=0):
 # -- Scatter ------------------------------------------------------------------------------------------------------
 def _scatter_elements(data, indices, updates, axis: int, reduction: str) -> np.ndarray:
     axis = norm_axis(axis, data.ndim)
-    grid = list(np.indices(indices.shape, sparse=True))
-    grid[axis] = _wrap(indices, data.shape[axis])
-    return _scatter_at(data.copy(), tuple(grid), updates, reduction)
+    idx, ok = in_range(indices, data.shape[axis])
+    grid = [np.broadcast_to(g, indices.shape)[ok] for g in np.indices(indices.shape, sparse=True)]
+    grid[axis] = idx[ok]
+    return _scatter_at(data.copy(), tuple(grid), np.broadcast_to(updates, indices.shape)[ok], reduction)
 
 
 @register("Scatter", since=9)
@@ -95,9 +99,10 @@ def scatter_elements(data, indices, updates, *, axis=0, reduction="none"):
 
 def _scatter_nd(data, indices, updates, reduction: str) -> np.ndarray:
     k = indices.shape[-1]
-    idx = _wrap(indices.reshape(-1, k), np.array(data.shape[:k], dtype=np.int64))
+    idx, ok = in_range(indices.reshape(-1, k), np.array(data.shape[:k], dtype=np.int64))
     upd = updates.reshape((idx.shape[0],) + data.shape[k:])
-    return _scatter_at(data.copy(), tuple(idx.T), upd, reduction)
+    rows = ok.all(axis=-1)
+    return _scatter_at(data.copy(), tuple(idx[rows].T), upd[rows], reduction)
 
 
 @register("ScatterND", since=11)

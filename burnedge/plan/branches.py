@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from .. import limits
 from ..errors import ModelError
 from ..importers.onnx import infer_and_fold  # the importer's typing and folding, applied to one branch
 from ..ir import Graph, Node
@@ -56,7 +57,8 @@ def branch_graph(graph: Graph, node: Node, attr: str) -> Graph:
     values.update((n, v) for n, v in branch.values.items() if v.is_const)
     inputs = [n for n in reads if not values[n].is_const]
     g = Graph(f"{node.name}/{attr}", inputs, list(branch.outputs), list(branch.nodes), values, graph.opset)
-    infer_and_fold(g)
+    with limits.counting_trips():
+        infer_and_fold(g)
     g.prune()
     return g
 

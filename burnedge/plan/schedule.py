@@ -67,11 +67,16 @@ def lifetimes(
         last_use[n] = end
     owner: dict[str, Buffer] = {}
     buffers: list[Buffer] = []
+    outputs = set(graph.outputs)
+    holds_output: set[int] = set()  # id() of the buffers holding a graph output (kept as a set: a chain of 20,000
+    # in-place steps shares one buffer, and scanning its tensors at every step was quadratic)
 
     def open_buffer(name: str, step: int) -> None:
         b = Buffer(graph.values[name].nbytes, step, max(step, last_use.get(name, step)), [name])
         owner[name] = b
         buffers.append(b)
+        if name in outputs:
+            holds_output.add(id(b))
 
     for name in graph.inputs:
         if _in_arena(graph, name, external):
@@ -80,9 +85,11 @@ def lifetimes(
         for out in node.outputs:
             if not out or not _in_arena(graph, out, external):
                 continue
-            base = _alias_target(graph, node, out, owner, step) if in_place or _is_view(node) else None
+            base = _alias_target(graph, node, out, owner, step, holds_output) if in_place or _is_view(node) else None
             if base is not None:
                 base.tensors.append(out)
+                if out in outputs:
+                    holds_output.add(id(base))
                 base.last = max(base.last, last_use.get(out, step))
                 owner[out] = base
             else:
@@ -93,7 +100,9 @@ def lifetimes(
     return buffers
 
 
-def _alias_target(graph: Graph, node: Node, out: str, owner: dict[str, Buffer], step: int) -> Buffer | None:
+def _alias_target(
+    graph: Graph, node: Node, out: str, owner: dict[str, Buffer], step: int, holds_output: set[int]
+) -> Buffer | None:
     vo = graph.values[out]
     if _is_view(node):
         src = node.inputs[0]
@@ -105,6 +114,6 @@ def _alias_target(graph: Graph, node: Node, out: str, owner: dict[str, Buffer], 
         v = graph.values[src] if src else None
         if b is None or v is None or v.shape != vo.shape or v.dtype.itemsize != vo.dtype.itemsize:
             continue
-        if b.last == step and not any(n in graph.outputs for n in b.tensors):
+        if b.last == step and id(b) not in holds_output:
             return b
     return None

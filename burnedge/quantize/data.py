@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from ..files import require_regular
 from ..ir import Graph
 
 __all__ = ["load_calibration"]
@@ -83,6 +84,7 @@ def _samples(arrays: dict[str, np.ndarray], graph: Graph, file: str) -> list[dic
 
 
 def _read(path: Path, graph: Graph) -> list[dict[str, np.ndarray]]:
+    require_regular(path, InputError, "calibration file")
     try:
         if path.suffix.lower() == ".npz":
             with np.load(path, allow_pickle=False) as z:
@@ -104,9 +106,9 @@ def load_calibration(
 ) -> list[dict[str, np.ndarray]]:
     """The feed dicts in `path` (a folder of .npy/.npz files or one .npz/.npy file), in a fixed order; `what` names
     the data in the errors ("validation" for --validation)."""
-    p = Path(path)
+    p = require_regular(path, InputError, f"{what} data", folder=True)
     if p.is_dir():
-        files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in (".npy", ".npz"))
+        files = sorted(f for f in p.iterdir() if not f.is_dir() and f.suffix.lower() in (".npy", ".npz"))
         if not files:
             raise InputError(f"{what} folder {p} holds no .npy or .npz file")
     elif p.is_file():

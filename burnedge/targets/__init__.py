@@ -33,6 +33,22 @@ A file (see burnedge/targets/rpi4.toml for a commented one)::
     docker_platform = "linux/arm64"   # for --runner docker
     docker_image = "debian:bookworm-slim"
 
+A microcontroller (``os = "baremetal"``; see burnedge/targets/cortex-m4.toml) has no ram_mb but its memories,
+the stack it reserves, and a QEMU system-mode emulator whose SysTick clock the firmware counts with::
+
+    os = "baremetal"
+    stack_bytes = 16384               # the top of RAM kept for the stack (the run measures what it used)
+    [memory.flash]                    # code, weights (const) and initial data
+    base = 0x00000000
+    size = 0x400000
+    [memory.ram]                      # the arena, statics and the stack
+    base = 0x20000000
+    size = 0x400000
+    [emulator]
+    command = ["qemu-system-arm", "-machine", "mps2-an386", "-cpu", "cortex-m4"]
+    package = "qemu-system-arm"
+    clock_hz = 25_000_000             # SysTick's clock in the board model
+
 A bad file is a `TargetError` naming the file and the field; an unknown name lists the known targets. A target
 is data: how to compile for it and load on it is each backend's business (its `build` and `load`).
 """
@@ -56,12 +72,13 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["BUILTIN_DIR", "Emulator", "Target", "TargetError", "available", "get", "load_file", "resolve"]
+__all__ = ["BUILTIN_DIR", "Emulator", "Memory", "Target", "TargetError", "available", "get", "load_file", "resolve"]
 
 BUILTIN_DIR = Path(__file__).resolve().parent
 ENV = "BURNEDGE_TARGETS"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-_OSES = ("linux",)
+_OSES = ("linux", "baremetal")
+MEMORIES = ("flash", "ram")  # what a bare-metal target must describe
 
 
 class TargetError(BurnedgeError):
@@ -77,10 +94,20 @@ class Emulator:
     sysroot: str | None = None
     docker_platform: str | None = None
     docker_image: str = "debian:bookworm-slim"
+    clock_hz: int | None = None  # system mode: the clock SysTick counts (QEMU -icount shift=0: 1 instruction = 1 ns)
 
     def argv(self) -> list[str]:
         """The command to prefix a target program with (QEMU's -L points it at the target's libraries)."""
         return [*self.command, *(["-L", self.sysroot] if self.sysroot else [])]
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One memory of a microcontroller: where it starts and how many bytes it has."""
+
+    name: str
+    base: int
+    size: int
 
 
 @dataclass(frozen=True)
@@ -104,14 +131,40 @@ class Target:
     native: bool = False
     emulator: Emulator | None = None
     kernels: tuple[str, ...] = ()  # the C kernel sets to build; () lets the backend choose from arch and features
+    memories: tuple[Memory, ...] = ()  # bare metal: flash and ram
+    stack_bytes: int = 16384  # bare metal: the stack reserved at the top of RAM
 
-    def check_fits(self, nbytes: int) -> None:
-        """Refuses a model whose arena and weights exceed the board's RAM."""
+    def memory(self, name: str) -> Memory:
+        for m in self.memories:
+            if m.name == name:
+                return m
+        raise TargetError(f"target {self.name!r} ({self.path}) has no memory {name!r}")
+
+    def check_fits(self, nbytes: int, arena_bytes: int | None = None, weight_bytes: int | None = None) -> None:
+        """Refuses a model whose arena and weights exceed the board's RAM; on a microcontroller, whose weights
+        exceed its flash or whose arena and stack exceed its RAM, naming the bytes needed and available of each."""
+        if self.os == "baremetal":
+            weights = nbytes - (arena_bytes or 0) if weight_bytes is None else weight_bytes
+            arena = nbytes - weights if arena_bytes is None else arena_bytes
+            self.check_memories({"flash": (weights, "weights"), "ram": (arena + self.stack_bytes, "arena + stack")})
+            return
         if nbytes > self.ram_mb * 2**20:
             raise TargetError(
                 f"the model needs {nbytes:,} bytes (arena + weights), more than the {self.ram_mb} MB of RAM of "
                 f"target {self.name!r} ({self.path})"
             )
+
+    def check_memories(self, needs: dict[str, tuple[int, str]]) -> None:
+        """`needs`: memory name -> (bytes, what they are); any over its memory's size is a TargetError that lists
+        every memory's need and size."""
+        rows = [(self.memory(name), n, what) for name, (n, what) in needs.items()]
+        if all(n <= m.size for m, n, _ in rows):
+            return
+        said = "; ".join(
+            f"{m.name} needs {n:,} bytes ({what}) of {m.size:,}" + (f", {n - m.size:,} too many" if n > m.size else "")
+            for m, n, what in rows
+        )
+        raise TargetError(f"the model does not fit target {self.name!r} ({self.path}): {said}")
 
 
 # -- reading files --------------------------------------------------------------------------------------------------
@@ -126,6 +179,8 @@ _TOP: dict[str, tuple[Any, bool]] = {
     "features": (list, False),
     "native": (bool, False),
     "kernels": (list, False),
+    "stack_bytes": (int, False),
+    "memory": (dict, False),
     "compiler": (dict, True),
     "emulator": (dict, False),
 }
@@ -142,7 +197,9 @@ _EMULATOR: dict[str, tuple[Any, bool]] = {
     "sysroot": (str, False),
     "docker_platform": (str, False),
     "docker_image": (str, False),
+    "clock_hz": (int, False),
 }
+_MEMORY: dict[str, tuple[Any, bool]] = {"base": (int, True), "size": (int, True)}
 _KINDS = {str: "a string", int: "a whole number", bool: "true or false", dict: "a table", list: "a list of strings"}
 _NEEDED_UNLESS_NATIVE = ("arch", "triple", "cores", "ram_mb")
 
@@ -165,7 +222,7 @@ def _check(path: Path, table: dict[str, Any], fields: dict[str, tuple[Any, bool]
         if not ok:
             what = _KINDS[kind]
             raise TargetError(f"{path}: field {prefix + key!r} must be {what}, not {type(value).__name__} ({value!r})")
-        if kind is int and value < 1:
+        if kind is int and value < (0 if key == "base" else 1):
             raise TargetError(f"{path}: field {prefix + key!r} must be at least 1, not {value}")
 
 
@@ -185,8 +242,11 @@ def load_file(path: str | os.PathLike[str]) -> Target:
     native = data.get("native", False)
     if data["os"] not in _OSES:
         raise TargetError(f"{path}: field 'os' must be one of {', '.join(_OSES)}, not {data['os']!r}")
+    memories = _memories(path, data)
     if not native:
         for key in _NEEDED_UNLESS_NATIVE:
+            if key == "ram_mb" and memories:
+                continue
             if key not in data:
                 raise TargetError(f"{path}: missing required field {key!r} (only a native target may leave it out)")
     compiler = data["compiler"]
@@ -203,6 +263,7 @@ def load_file(path: str | os.PathLike[str]) -> Target:
             e.get("sysroot"),
             e.get("docker_platform"),
             e.get("docker_image", "debian:bookworm-slim"),
+            e.get("clock_hz"),
         )
     return Target(
         name=name,
@@ -212,7 +273,7 @@ def load_file(path: str | os.PathLike[str]) -> Target:
         arch=data.get("arch") or platform.machine(),
         triple=data.get("triple") or host.triple(),
         cores=data.get("cores") or os.cpu_count() or 1,
-        ram_mb=data.get("ram_mb") or host.ram_mb(),
+        ram_mb=data.get("ram_mb") or (max(1, memories[-1].size >> 20) if memories else host.ram_mb()),
         features=tuple(data.get("features", ())),
         cc=os.environ.get("CC", compiler["cc"]) if native else compiler["cc"],
         ar=compiler.get("ar", "ar"),
@@ -222,7 +283,28 @@ def load_file(path: str | os.PathLike[str]) -> Target:
         native=native,
         emulator=emulator,
         kernels=tuple(data.get("kernels", ())),
+        memories=memories,
+        stack_bytes=data.get("stack_bytes", 16384),
     )
+
+
+def _memories(path: Path, data: dict[str, Any]) -> tuple[Memory, ...]:
+    """[memory.flash] and [memory.ram]: required on bare metal, refused elsewhere."""
+    tables = data.get("memory", {})
+    if data["os"] != "baremetal":
+        if tables:
+            raise TargetError(f"{path}: field 'memory' is for os = \"baremetal\" targets")
+        return ()
+    out = []
+    for name in MEMORIES:
+        if name not in tables:
+            raise TargetError(f"{path}: missing required table 'memory.{name}' (base and size in bytes)")
+    for name, table in tables.items():
+        if not isinstance(table, dict):
+            raise TargetError(f"{path}: field 'memory.{name}' must be a table (base, size)")
+        _check(path, table, _MEMORY, f"memory.{name}.")
+        out.append(Memory(name, table["base"], table["size"]))
+    return tuple(sorted(out, key=lambda m: MEMORIES.index(m.name) if m.name in MEMORIES else len(MEMORIES)))
 
 
 def _files(places: Iterable[str | os.PathLike[str]]) -> list[Path]:

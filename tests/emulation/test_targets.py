@@ -118,7 +118,7 @@ def test_unknown_target_lists_the_known_ones(tmp_path):
         (lambda s: s.replace("cores = 4", "corez = 4"), r"unknown field 'corez' \(known: description, os"),
         (lambda s: s.replace('sysroot = "', 'sysrot = "'), r"unknown field 'emulator.sysrot'"),
         (lambda s: s.replace('flags = ["-mcpu=cortex-a72"]', "flags = [1]"), r"'compiler.flags' must be a list of str"),
-        (lambda s: s.replace('os = "linux"', 'os = "zephyr"'), r"field 'os' must be one of linux, not 'zephyr'"),
+        (lambda s: s.replace('os = "linux"', 'os = "zephyr"'), r"'os' must be one of linux, baremetal, not 'zephyr'"),
         (lambda s: s.replace('triple = "aarch64-linux-gnu"\n', ""), r"missing required field 'triple'"),
         (
             lambda s: s.replace('command = ["qemu-aarch64", "-cpu", "cortex-a72"]', "command = []"),

@@ -267,7 +267,7 @@ def test_export_refuses_to_overwrite_other_files(onnx_path, tmp_path):
 
 
 def test_export_errors(onnx_path, tmp_path):
-    with pytest.raises(burnedge.BurnedgeError, match="unknown target 'mars'; known targets: host"):
+    with pytest.raises(burnedge.BurnedgeError, match="unknown target 'mars'; known targets: .*host, jetson"):
         export(onnx_path, tmp_path / "m.bedge", target="mars")
     with pytest.raises(bundle.BundleError, match="test_vectors must be a count"):
         export(onnx_path, tmp_path / "m.bedge", test_vectors=-1)

@@ -33,6 +33,7 @@ LAYERS: dict[str, int] = {
     "burnedge.version": 0,  # __version__, in one place (bundles record it)
     "burnedge.dtypes": 1,  # helpers every stage may use
     "burnedge.files": 1,
+    "burnedge.limits": 1,  # the one table of limits on what an input may ask (nodes, bytes, trips)
     "burnedge.host": 1,  # the one module that probes this machine
     "burnedge.feeds": 1,  # the one feed check and the one output comparison
     "burnedge.ir": 2,

@@ -20,9 +20,10 @@ from ...passes import DEFAULT_PIPELINE, einsum
 from ...plan import Plan
 from ...targets import Target
 from ..base import Artifacts, Backend, Library
-from .build import build_model, host_toolchain, kernel_sources
+from .build import build_model, build_object, host_toolchain, kernel_sources
 from .cross import library_row, toolchain
 from .emit import emit, weights_blob
+from .firmware import firmware_sources
 from .loader import load
 from .lower import CTYPES, STORAGE, find
 from .lower.control_flow import branch_problem
@@ -88,6 +89,11 @@ class CBackend(Backend):
         return Artifacts(members, emitted.weights, emitted.weight_bytes, payload=emitted.source)
 
     def build(self, artifacts: Artifacts, target: Target) -> Library:
+        if target.os == "baremetal":  # the model compiled for the core; `firmware` links it with its kernels
+            path = f"lib/{target.name}/model.o"
+            return Library(
+                {path: build_object(artifacts.payload, toolchain(target)).read_bytes()}, library_row(target, path)
+            )
         path = f"lib/{target.name}/model.so"
         so = build_model(artifacts.payload, toolchain(target)).read_bytes()
         return Library({path: so}, library_row(target, path))
@@ -97,6 +103,9 @@ class CBackend(Backend):
 
     def runner(self, target: Target) -> Path:
         return runner_binary(target)
+
+    def firmware_sources(self, bundle: Bundle, target: Target) -> dict[str, bytes]:
+        return firmware_sources(bundle, target)
 
 
 BACKEND = CBackend()

@@ -15,6 +15,8 @@ The kernel library is organised in sets (KERNEL_DIR)::
                         that reads the compiler's ISA macros) and *_loops.h: the loops a kernel's sets share
     kernels/x86/        AVX2 + FMA versions of some of them
     kernels/arm/        NEON versions (aarch64 and armv7; sdot where the compiler has dotprod)
+    kernels/cortex_m*/  Cortex-M: cortex_m (integer depthwise for FPU-less cores: M3), cortex_m_dsp (SMLAD: M4, M7,
+                        M33), cortex_m_mve (Helium: M55, over cortex_m_dsp)
 
 A toolchain builds the reference set and the optimised sets it names (`Toolchain.kernel_sets`,
 `kernel_sets_for`): a set's `gemm.c` replaces reference/gemm.c, file by file (it defines what differs and
@@ -30,14 +32,14 @@ import hashlib
 import os
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ... import host
+from ... import host, limits
 from ...errors import BurnedgeError
+from ...files import temp_folder
 from .diagnostics import diagnostics
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "BuildError",
     "Toolchain",
     "build_model",
+    "build_object",
     "cache_dir",
     "host_toolchain",
     "kernel_library",
@@ -195,7 +198,7 @@ def kernel_library(tc: Toolchain, kernel_dir: Path | None = None) -> Path:
     lib = cache_dir() / f"libburnedge_kernels-{tc.name}-{digest}.a"
     if lib.exists():
         return lib
-    with tempfile.TemporaryDirectory(dir=cache_dir()) as tmp:
+    with temp_folder(lib) as tmp:
         src = Path(tmp) / "src"  # NOTE: the very texts hashed above, even if the folder changes meanwhile
         src.mkdir()
         for name, text in sources.items():
@@ -218,6 +221,7 @@ def build_model(source: str, tc: Toolchain | None = None, kernel_dir: Path | Non
     """A shared library of a generated model source, linked with the kernel library (of `kernel_dir`, default
     KERNEL_DIR) built by `tc` (default: the host's); cached by content. The model includes the public headers
     only: the top of `kernel_dir`."""
+    limits.check("max_source_bytes", len(source.encode()), "the generated C source of the model")
     tc = tc or host_toolchain()
     folder = Path(kernel_dir or KERNEL_DIR)
     lib = kernel_library(tc, folder)
@@ -225,7 +229,7 @@ def build_model(source: str, tc: Toolchain | None = None, kernel_dir: Path | Non
     out = cache_dir() / f"model-{tc.name}-{digest}.so"
     if out.exists():
         return out
-    with tempfile.TemporaryDirectory(dir=cache_dir()) as tmp:
+    with temp_folder(out) as tmp:
         src = Path(tmp) / "model.c"
         src.write_text(source)
         so = Path(tmp) / "model.so"
@@ -236,3 +240,19 @@ def build_model(source: str, tc: Toolchain | None = None, kernel_dir: Path | Non
             (Path(tmp), folder),
         )
         return _place(so, out)
+
+
+def build_object(source: str, tc: Toolchain) -> Path:
+    """An object file of a generated model source compiled by `tc` (a microcontroller's: firmware links it with
+    the kernels it calls); cached by content."""
+    limits.check("max_source_bytes", len(source.encode()), "the generated C source of the model")
+    digest = hashlib.sha256((tc.key() + source).encode()).hexdigest()[:24]
+    out = cache_dir() / f"model-{tc.name}-{digest}.o"
+    if out.exists():
+        return out
+    with temp_folder(out) as tmp:
+        src = Path(tmp) / "model.c"
+        src.write_text(source)
+        obj = Path(tmp) / "model.o"
+        _run([tc.cc, *tc.cflags, "-I", str(KERNEL_DIR), "-c", str(src), "-o", str(obj)], "the model", tc.package)
+        return _place(obj, out)

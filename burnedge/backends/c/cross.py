@@ -14,9 +14,24 @@ from typing import Any
 from ... import host
 from ...errors import BundleError
 from ...targets import Target, TargetError
-from .build import Toolchain, host_toolchain, kernel_sets_for
+from .build import REFERENCE, Toolchain, host_toolchain, kernel_sets_for
 
-__all__ = ["library_row", "pick_library", "toolchain"]
+__all__ = ["BAREMETAL_FLAGS", "library_row", "pick_library", "toolchain"]
+
+# a microcontroller's build: no shared objects (-fPIC), no threads (OpenMP), one section per function and datum so
+# the linker keeps only what the model reaches; BE_BAREMETAL leaves out what needs an OS (the step profiler's clock)
+BAREMETAL_FLAGS = (
+    "-O2",
+    "-std=c11",
+    "-ffunction-sections",
+    "-fdata-sections",
+    "-Wall",
+    "-Wno-unused-function",
+    "-Wno-unused-variable",
+    "-Wno-unused-but-set-variable",
+    "-Wno-unknown-pragmas",
+    "-DBE_BAREMETAL",
+)
 
 
 def toolchain(target: Target) -> Toolchain:
@@ -29,6 +44,16 @@ def toolchain(target: Target) -> Toolchain:
                 f"target {target.name!r} ({target.path}): the cross compiler {tool!r} is not installed; "
                 f"install it with: apt-get install {target.package}"
             )
+    if target.os == "baremetal":
+        return Toolchain(
+            target.cc,
+            (*BAREMETAL_FLAGS, *target.flags),
+            ("-lm", *target.ldflags),
+            target.ar,
+            target.name,
+            package=target.package,
+            kernel_sets=target.kernels or (REFERENCE,),
+        )
     base = tuple(f for f in host_toolchain().cflags if not f.startswith(("-march=", "-mcpu=", "-mtune=")))
     return Toolchain(
         target.cc,
@@ -46,6 +71,9 @@ def library_row(target: Target, path: str) -> dict[str, Any]:
     tc = toolchain(target)
     if target.native:
         where: dict[str, Any] = {**host.fingerprint(), "triple": target.triple}
+    elif target.os == "baremetal":
+        where = {"system": "baremetal", "machine": target.arch, "triple": target.triple,
+                 "requires": list(target.features)}  # fmt: skip
     else:
         where = {"system": "Linux", "machine": target.arch, "triple": target.triple, "requires": list(target.features)}
     return {"path": path, **where, "cc": tc.cc, "cflags": list(tc.cflags)}

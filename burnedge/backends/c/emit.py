@@ -51,13 +51,12 @@ def emit(plan: Plan, name: str = "model") -> Emitted:
     if missing:
         raise UnsupportedOpError(missing, backend="c")
     ctx = Ctx(plan, weights={})
-    cases: list[str] = []
+    cases: list[list[str]] = []
     for step, node in enumerate(plan.steps):
         ctx.step, ctx.node = step, node
         code = lower_step(ctx, node)
-        cases.append(f"  case {step}: {{ /* {label(node)} */")
-        cases.extend("    " + line for line in code.splitlines())
-        cases.append("  } break;")
+        cases.append([f"  case {step}: {{ /* {label(node)} */", *("    " + line for line in code.splitlines())])
+        cases[-1].append("  } break;")
     n = len(plan.steps)
     src = "\n".join(
         [
@@ -69,14 +68,7 @@ def emit(plan: Plan, name: str = "model") -> Emitted:
             f"size_t be_model_weight_bytes(void) {{ return {ctx.weight_bytes}; }}",
             f"int be_model_steps(void) {{ return {n}; }}",
             "",
-            "int be_model_step(uint8_t *arena, const uint8_t *weights, int threads, int step) {",
-            "  (void)arena; (void)weights; (void)threads;",
-            "  switch (step) {",
-            *cases,
-            "  default: return -1;",
-            "  }",
-            "  return 0;",
-            "}",
+            *_step_functions(cases, _clamp(plan)),
             "",
             "int be_model_run(uint8_t *arena, const uint8_t *weights, int threads) {",
             f"  for (int s = 0; s < {n}; s++) {{",
@@ -90,6 +82,51 @@ def emit(plan: Plan, name: str = "model") -> Emitted:
         ]
     )
     return Emitted(src, ctx.weights, ctx.weight_bytes)
+
+
+STEPS_PER_FUNCTION = 256  # compilers take time superlinear in a function's size: 4,000 steps in one took 42 s
+
+
+def _clamp(plan: Plan) -> list[str]:
+    """The scratch was planned for this many threads (a one-thread plan: a microcontroller's)."""
+    t = plan.graph.threads
+    return [f"  if (threads > {t}) threads = {t};"] if t else []
+
+
+def _step_function(name: str, cases: list[list[str]], static: bool, prelude: list[str]) -> list[str]:
+    return [
+        f"{'static ' if static else ''}int {name}(uint8_t *arena, const uint8_t *weights, int threads, int step) {{",
+        "  (void)arena; (void)weights; (void)threads;",
+        *prelude,
+        "  switch (step) {",
+        *(line for case in cases for line in case),
+        "  default: return -1;",
+        "  }",
+        "  return 0;",
+        "}",
+    ]
+
+
+def _step_functions(cases: list[list[str]], prelude: list[str]) -> list[str]:
+    """be_model_step (`prelude` first): one switch over the steps, or, past STEPS_PER_FUNCTION steps, one function
+    per block of them and a switch that picks the block (a 20,000-step switch in one function made the C compiler
+    crawl)."""
+    if len(cases) <= STEPS_PER_FUNCTION:
+        return _step_function("be_model_step", cases, False, prelude)
+    blocks = [cases[i : i + STEPS_PER_FUNCTION] for i in range(0, len(cases), STEPS_PER_FUNCTION)]
+    out: list[str] = []
+    for k, block in enumerate(blocks):
+        out += [*_step_function(f"be_steps_{k}", block, True, []), ""]
+    out += [
+        "int be_model_step(uint8_t *arena, const uint8_t *weights, int threads, int step) {",
+        *prelude,
+        f"  switch (step < 0 ? -1 : step / {STEPS_PER_FUNCTION}) {{",
+        *(f"  case {k}: return be_steps_{k}(arena, weights, threads, step);" for k in range(len(blocks))),
+        "  default: return -1;",
+        "  }",
+        "}",
+    ]
+    return out
 
 
 # every step timed with C11's timespec_get (no POSIX needed); left out on bare metal, which has no clock to read

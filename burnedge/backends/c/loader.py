@@ -13,14 +13,13 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from ... import host
 from ...bundle import Bundle, BundleError, signing
-from ...files import write_atomic
+from ...files import sweep, temp_beside, write_atomic
 from .build import BuildError, build_model, cache_dir, kernel_sources
 from .cross import pick_library
 from .runtime import CModel, TensorSlot, aligned_copy
@@ -63,7 +62,8 @@ def kernel_dir(b: Bundle) -> Path:
     folder = cache_dir() / "kernels" / digest
     if not folder.is_dir():
         folder.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=folder.parent, suffix=".tmp"))
+        sweep(folder)
+        tmp = temp_beside(folder, folder=True)
         for name, text in kernels.items():
             (tmp / name).write_text(text)
         try:

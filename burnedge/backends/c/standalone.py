@@ -4,9 +4,9 @@ test vectors with its library, no Python needed (burnedge.emulate stages the fol
 from __future__ import annotations
 
 import hashlib
-import tempfile
 from pathlib import Path
 
+from ...files import temp_folder
 from ...targets import Target
 from .build import _run, cache_dir
 from .cross import toolchain
@@ -25,8 +25,7 @@ def runner_binary(target: Target) -> Path:
     out = cache_dir() / "runners" / f"runner-{target.name}-{digest}"
     if out.is_file():
         return out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
+    with temp_folder(out) as tmp:
         exe = Path(tmp) / "runner"
         # DT_RPATH $ORIGIN (not RUNPATH): libraries next to the runner serve the model library's needs too
         rpath = "-Wl,--disable-new-dtags,-rpath,$ORIGIN"

@@ -24,21 +24,25 @@ def _tuple(value: Any, n: int) -> tuple:
 
 
 class _ConvNd(Module):
+    """torch's ConvNd arguments and defaults; a subclass names its rank `n` and its functional `_conv`."""
+
     n = 0
     transposed = False
+    _conv: Any = None
 
     def __init__(
         self,
         in_channels,
         out_channels,
         kernel_size,
-        stride,
-        padding,
-        dilation,
-        groups,
-        bias,
-        padding_mode,
-        output_padding=0,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=1,
+        bias=True,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
     ):
         super().__init__()
         n, name = self.n, type(self).__name__
@@ -55,7 +59,7 @@ class _ConvNd(Module):
         self.in_channels, self.out_channels, self.groups = int(in_channels), int(out_channels), int(groups)
         self.kernel_size, self.stride = _tuple(kernel_size, n), _tuple(stride, n)
         self.padding, self.dilation = _tuple(padding, n), _tuple(dilation, n)
-        self.output_padding, self.padding_mode = _tuple(output_padding, n), padding_mode
+        self.padding_mode = padding_mode
         if self.transposed:
             shape = (in_channels, out_channels // groups, *self.kernel_size)
         else:
@@ -73,6 +77,10 @@ class _ConvNd(Module):
         flat = [p for d in reversed(range(n)) for p in (pads[d], pads[n + d])]
         return C.pad(x, flat, mode=_PAD_MODES[self.padding_mode]), 0
 
+    def forward(self, input: Any) -> Any:
+        x, pad = self._padded(input)
+        return type(self)._conv(x, self.weight, self.bias, self.stride, pad, self.dilation, self.groups)
+
     def extra_repr(self) -> str:
         return (
             f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
@@ -84,55 +92,19 @@ class Conv1d(_ConvNd):
     """1-D convolution over (N, C_in, L): weight (C_out, C_in / groups, k)."""
 
     n = 1
-
-    def __init__(
-        self,
-        in_channels,
-        out_channels,
-        kernel_size,
-        stride=1,
-        padding=0,
-        dilation=1,
-        groups=1,
-        bias=True,
-        padding_mode="zeros",
-        device=None,
-        dtype=None,
-    ):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode)
-
-    def forward(self, input: Any) -> Any:
-        x, pad = self._padded(input)
-        return C.conv1d(x, self.weight, self.bias, self.stride, pad, self.dilation, self.groups)
+    _conv = C.conv1d
 
 
 class Conv2d(_ConvNd):
     """2-D convolution over (N, C_in, H, W): weight (C_out, C_in / groups, kh, kw)."""
 
     n = 2
-
-    def __init__(
-        self,
-        in_channels,
-        out_channels,
-        kernel_size,
-        stride=1,
-        padding=0,
-        dilation=1,
-        groups=1,
-        bias=True,
-        padding_mode="zeros",
-        device=None,
-        dtype=None,
-    ):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode)
-
-    def forward(self, input: Any) -> Any:
-        x, pad = self._padded(input)
-        return C.conv2d(x, self.weight, self.bias, self.stride, pad, self.dilation, self.groups)
+    _conv = C.conv2d
 
 
 class _ConvTransposeNd(_ConvNd):
+    """torch's ConvTransposeNd arguments (their order differs from ConvNd's) and defaults."""
+
     transposed = True
 
     def __init__(
@@ -140,13 +112,15 @@ class _ConvTransposeNd(_ConvNd):
         in_channels,
         out_channels,
         kernel_size,
-        stride,
-        padding,
-        output_padding,
-        groups,
-        bias,
-        dilation,
-        padding_mode,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups=1,
+        bias=True,
+        dilation=1,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
     ):
         if padding_mode != "zeros" or isinstance(padding, str):
             raise BurnedgeError(f"{type(self).__name__}: only padding_mode 'zeros' and int padding, as in torch")
@@ -160,7 +134,12 @@ class _ConvTransposeNd(_ConvNd):
             groups,
             bias,
             padding_mode,
-            output_padding,
+        )
+        self.output_padding = _tuple(output_padding, self.n)
+
+    def forward(self, input: Any) -> Any:
+        return type(self)._conv(
+            input, self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups, self.dilation
         )
 
 
@@ -168,75 +147,11 @@ class ConvTranspose1d(_ConvTransposeNd):
     """1-D transposed convolution: weight (C_in, C_out / groups, k)."""
 
     n = 1
-
-    def __init__(
-        self,
-        in_channels,
-        out_channels,
-        kernel_size,
-        stride=1,
-        padding=0,
-        output_padding=0,
-        groups=1,
-        bias=True,
-        dilation=1,
-        padding_mode="zeros",
-        device=None,
-        dtype=None,
-    ):
-        super().__init__(
-            in_channels,
-            out_channels,
-            kernel_size,
-            stride,
-            padding,
-            output_padding,
-            groups,
-            bias,
-            dilation,
-            padding_mode,
-        )
-
-    def forward(self, input: Any) -> Any:
-        return C.conv_transpose1d(
-            input, self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups, self.dilation
-        )
+    _conv = C.conv_transpose1d
 
 
 class ConvTranspose2d(_ConvTransposeNd):
     """2-D transposed convolution: weight (C_in, C_out / groups, kh, kw)."""
 
     n = 2
-
-    def __init__(
-        self,
-        in_channels,
-        out_channels,
-        kernel_size,
-        stride=1,
-        padding=0,
-        output_padding=0,
-        groups=1,
-        bias=True,
-        dilation=1,
-        padding_mode="zeros",
-        device=None,
-        dtype=None,
-    ):
-        super().__init__(
-            in_channels,
-            out_channels,
-            kernel_size,
-            stride,
-            padding,
-            output_padding,
-            groups,
-            bias,
-            dilation,
-            padding_mode,
-        )
-
-    def forward(self, input: Any) -> Any:
-        return C.conv_transpose2d(
-            input, self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups, self.dilation
-        )
+    _conv = C.conv_transpose2d

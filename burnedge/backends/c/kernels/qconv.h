@@ -15,6 +15,7 @@ typedef struct {
     int KH, KW, sh, sw, dh, dw;
     int ph, pw;      /* begin pads */
     int OH, OW;      /* output size */
+    int band;        /* channels-last kernels: output rows per band, set by a lean plan (0: the kernel's budget) */
 } be_qconv_geo;
 
 /* column panels of one job: their packed bytes stay near 16 KiB */
@@ -79,6 +80,7 @@ static inline long be_qconv_nhwc_rows_in(const be_qconv_geo *g, long rows) {
 }
 /* output rows per band: a padded copy of about 64 KiB (at least one row), so scratch is bounded by the row width */
 static inline long be_qconv_nhwc_band(const be_qconv_geo *g) {
+    if (g->band > 0) return g->band < g->OH ? g->band : g->OH;
     const long row = be_qconv_nhwc_wp(g) * g->C, halo = (long)(g->KH - 1) * g->dh + 1;
     const long rows = 65536 / row > halo ? (65536 / row - halo) / g->sh + 1 : 1;
     return rows < g->OH ? rows : g->OH;
@@ -104,6 +106,7 @@ static inline long be_qdw_nhwc_wp(const be_qconv_geo *g) {
 /* output rows per job: a padded float band of about 32 KiB (as the float kernel's be_dwconv_nhwc_band), so the
  * scratch stays bounded whatever the plane (a whole plane per thread was 16x the int8 image) */
 static inline long be_qdw_nhwc_band(const be_qconv_geo *g) {
+    if (g->band > 0) return g->band < g->OH ? g->band : g->OH;
     const long row = be_qdw_nhwc_wp(g) * (((long)g->C + 7) / 8 * 8), halo = (long)(g->KH - 1) * g->dh + 1;
     const long rows = 8192 / row > halo ? (8192 / row - halo) / g->sh + 1 : 1;
     return rows < g->OH ? rows : g->OH;

@@ -52,6 +52,11 @@ void be_qgemm_i8(long M, long N, long K, const int8_t *a, long lda, int32_t a_zp
                  long ldy, const be_qepi *e, int16_t *scratch, int threads);
 static inline long be_qgemm_scratch(long K) { return (long)BE_Q_MAX_THREADS * ((K + 1) / 2) * BE_QMR * 4 + 64; }
 
+/* QMatMul of a few rows without scratch (reference/qgemv.c): row by row straight from A (raw int8, a_zp folded into
+ * the bias by the lowering), the same B panels and epilogue as be_qgemm_i8 and its results bit for bit. */
+void be_qgemv_i8(long M, long N, long K, const int8_t *a, long lda, const int8_t *bpack, int8_t *y, long ldy,
+                 const be_qepi *e);
+
 /* One row panel against every column panel: rows r < mr (<= BE_QMR) of raw int8 A (row r at a + r*lda, K values)
  * times all N columns of B panels `bpack`, to y[r*ldy + c] with the epilogue's channel of column c (per_col) or of
  * row i0 + r. The panel is packed into `apanel` (be_qgemm_panel_bytes(K)) as int16 pairs, or int8 quads for the

@@ -38,7 +38,7 @@ FLOAT_EXPR: dict[str, str] = {
     "Max": "be_maxf({0}, {1})", "Min": "be_minf({0}, {1})",
 }  # fmt: skip
 INT_EXPR: dict[str, str] = {
-    "Add": "({0} + {1})", "Sub": "({0} - {1})", "Mul": "({0} * {1})", "Div": "({1} == 0 ? 0 : {0} / {1})",
+    "Add": "({0} + {1})", "Sub": "({0} - {1})", "Mul": "({0} * {1})",
     "Neg": "(-{0})", "Abs": "({0} < 0 ? -{0} : {0})", "Relu": "({0} > 0 ? {0} : 0)",
     "Max": "({0} > {1} ? {0} : {1})", "Min": "({0} < {1} ? {0} : {1})", "Sign": "(({0} > 0) - ({0} < 0))",
 }  # fmt: skip
@@ -82,8 +82,8 @@ def _cast(node: Node, x: str, in_t: np.dtype, out_t: np.dtype) -> str:
         if name == "float8_e8m0fnu":
             return roundtrip(x, out_t, int(node.attrs.get("saturate", 1)), node.attrs.get("round_mode", "up"))
         return roundtrip(x, out_t, sat)
-    if out_t.kind in "iu" and dtypes.is_float(in_t):  # NaN/inf casts are undefined in C: make them 0
-        return f"(isfinite({x}) ? ({ctype(out_t)})({x}) : 0)"
+    if out_t.kind in "iu" and dtypes.is_float(in_t):
+        return _float_to_int(x, compute_dtype(in_t), out_t)
     return f"(({ctype(out_t)})({x}))"
 
 
@@ -125,13 +125,10 @@ def _expr(ctx: Ctx, node: Node, args: list[str], in_types: list[np.dtype], out_t
         return f"({args[0]} + {args[1]})"
     if op == "Mean":
         return f"(({args[0]} + {args[1]}) / 2.0f)"
-    if op == "Mod":
-        if in_types[0].kind == "f" or node.attrs.get("fmod", 0):
-            return f"fmodf({args[0]}, {args[1]})" if in_types[0].kind == "f" else f"({args[0]} % {args[1]})"
-        a, b = args
-        return (
-            f"({b} == 0 ? 0 : (({a} % {b}) != 0 && ((({a} % {b}) < 0) != ({b} < 0)) ? ({a} % {b}) + {b} : {a} % {b}))"
-        )
+    if op == "Mod" and in_types[0].kind == "f":
+        return f"fmodf({args[0]}, {args[1]})"
+    if op in ("Div", "Mod") and in_types[0].kind in "iu":
+        return _int_div_mod(op, bool(node.attrs.get("fmod", 0)), *args, in_types[0])
     table = ANY_EXPR if op in ANY_EXPR else FLOAT_EXPR if in_types[0].name in FLOAT_TYPES else INT_EXPR
     if in_types[0].name not in FLOAT_TYPES + INT_TYPES + ("bool",):
         ctx.require(False, f"the C backend has no elementwise {op} on {in_types[0]}")
@@ -139,6 +136,43 @@ def _expr(ctx: Ctx, node: Node, args: list[str], in_types: list[np.dtype], out_t
     attrs = {k: v for k, v in node.attrs.items() if isinstance(v, (int, float))}
     defaults = {k: v for k, v in node.op.attrs.items() if isinstance(v, (int, float))}
     return table[op].format(*args, **{**defaults, **attrs})
+
+
+def _int_div_mod(op: str, fmod: bool, a: str, b: str, dt: np.dtype) -> str:
+    """Integer Div / Mod as burnedge defines them (burnedge/ops/_intmath.py): `x / 0 == 0`, `x % 0 == x`,
+    `INT_MIN / -1 == INT_MIN` (negated through the unsigned type: no undefined behaviour), `INT_MIN % -1 == 0`;
+    no operand reaches C's `/` or `%` that could trap."""
+    t = ctype(dt)
+    if op == "Div":
+        if dt.kind == "u":
+            return f"({b} == 0 ? ({t})0 : ({t})({a} / {b}))"
+        neg = f"({t})(0u - ({ctype(np.dtype('u' + dt.name))}){a})"
+        return f"({b} == 0 ? ({t})0 : {b} == -1 ? {neg} : ({t})({a} / {b}))"
+    if dt.kind == "u":
+        return f"({b} == 0 ? {a} : ({t})({a} % {b}))"
+    r = f"({a} % {b})"
+    if not fmod:  # the remainder takes the divisor's sign
+        r = f"({r} != 0 && (({r} < 0) != ({b} < 0)) ? ({t})({r} + {b}) : ({t}){r})"
+    return f"({b} == 0 ? {a} : {b} == -1 ? ({t})0 : {r})"
+
+
+def _float_to_int(x: str, src: np.dtype, to: np.dtype) -> str:
+    """A float -> integer cast as burnedge defines it: NaN -> 0, beyond the range saturated, else truncated (C
+    leaves the first two undefined). The bounds are powers of two, exact in float and double."""
+    f = "f" if src == np.float32 else ""
+    bits = to.itemsize * 8
+    t = ctype(to)
+    if to.kind == "u":
+        top, low, at_low = f"{float(2**bits)!r}{f}", f"-1.0{f}", "0"
+    else:
+        top, low, at_low = (
+            f"{float(2 ** (bits - 1))!r}{f}",
+            f"{-float(2 ** (bits - 1))!r}{f}",
+            f"({t}){np.iinfo(to).min}",
+        )
+    if to == np.int64:
+        at_low = "INT64_MIN"
+    return f"(isnan({x}) ? ({t})0 : {x} >= {top} ? ({t}){np.iinfo(to).max}u : {x} <= {low} ? {at_low} : ({t})({x}))"
 
 
 def _strides(shape: tuple[int, ...], out: tuple[int, ...]) -> list[int]:

@@ -3,7 +3,7 @@
 Hardmax follows Softmax's axis rules (2D at `axis` before opset 13, one axis from 13). BitShift is generated as
 an elementwise loop (broadcasting like every binary op); a shift by the type's width or more gives 0, as numpy
 does, where C leaves it undefined. ScatterElements copies data and applies the updates in index order; an index
-out of range is found at run time and fails the step, as the reference raises.
+out of range skips its update, as the reference does.
 """
 
 from __future__ import annotations

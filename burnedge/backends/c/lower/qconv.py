@@ -8,7 +8,7 @@ import numpy as np
 from ....ir import Graph, Node
 from . import Ctx, lower
 from .layout import DW_MAX_TAPS, conv_fields, dw_mult1, nhwc_int8_tensors, nhwc_qconv
-from .qscratch import kernel_threads
+from .qscratch import kernel_threads, lean, plan_threads
 from .quantized import MAX_THREADS, QMR, QNR, opt_input, pack_a_pairs, pack_b_pairs, qepi, require_i8, wrap32
 from .reduce import attr
 
@@ -46,6 +46,18 @@ def _qconv_geo(graph: Graph, node: Node) -> tuple[str, list[int], int] | None:
     return ("dw" if dw else "gemm"), fields, flags
 
 
+def _band(graph: Graph, kind: str, f: list[int]) -> int:
+    """Output rows per band of the channels-last kernels (qconv.h be_qdw_nhwc_band, be_qconv_nhwc_band): one row
+    in a lean plan (the geo's `band` field tells the kernel), else what the kernel's budget gives (~32 KiB of
+    floats for "dwc", a ~64 KiB copy for "nhwc")."""
+    c, kh, sh, dh, oh = f[1], f[6], f[8], f[10], f[14]
+    if lean(graph) or kind not in ("dwc", "nhwc"):
+        return 1
+    wp, halo = (f[15] - 1) * f[9] + (f[7] - 1) * f[11] + 1, (kh - 1) * dh + 1
+    row, budget = (wp * (-(-c // 8) * 8), 8192) if kind == "dwc" else (wp * c, 65536)
+    return min(oh, (budget // row - halo) // sh + 1 if budget // row > halo else 1)
+
+
 def _qconv_scratch(graph: Graph, node: Node) -> int:
     """Bytes of the kernel's scratch (qconv.h), with as many thread slices as its driver can use."""
     info = _qconv_geo(graph, node)
@@ -54,34 +66,33 @@ def _qconv_scratch(graph: Graph, node: Node) -> int:
     kind, f, flags = info
     n, c, h, wd, m, g, kh, kw, sh, sw, dh, dwl, ph, pw, oh, ow = f
     ohw, taps = oh * ow, kh * kw
+    band = _band(graph, kind, f)
     if kind == "dwc":  # be_qdw_nhwc_scratch: a band of ~32 KiB of padded floats per thread
         wp, c8 = (ow - 1) * sw + (kw - 1) * dwl + 1, -(-c // 8) * 8
-        row, halo = wp * c8, (kh - 1) * dh + 1
-        band = min(oh, (8192 // row - halo) // sh + 1 if 8192 // row > halo else 1)
+        row = wp * c8
         rin = (band - 1) * sh + (kh - 1) * dh + 1
-        nt = kernel_threads(n * ohw * c * taps, 100000, n * -(-oh // band))
+        nt = kernel_threads(n * ohw * c * taps, 100000, n * -(-oh // band), graph)
         return (nt * (-(-(rin * row) // 16) * 16) + 64) * 4
     if kind == "nhwc":  # be_qconv_nhwc_scratch: the padded copy of a band of ~64 KiB + a row panel per thread
         k = c * taps
         panel = (k + 3) // 4 * 2 * QMR * 4 + 64
         direct = flags & 1 and (kh, kw, sh, sw, ph, pw, oh, ow) == (1, 1, 1, 1, 0, 0, h, wd)  # rows read in place
         row, halo = ((ow - 1) * sw + (kw - 1) * dwl + 1) * c, (kh - 1) * dh + 1
-        band = min(oh, (65536 // row - halo) // sh + 1 if 65536 // row > halo else 1)
         copy = 0 if direct else -(-(((band - 1) * sh + halo) * row + 64) // 64) * 64
-        nt = kernel_threads(ohw * m * k, 200000, -(-ohw // QMR))
+        nt = kernel_threads(ohw * m * k, 200000, -(-ohw // QMR), graph)
         return copy + nt * (-(-(QMR * k + 64 + QMR * m + 64 + panel) // 64) * 64) + 64
     if kind == "dw":  # be_qdwconv_scratch: one padded plane per thread
         wp = (ow - 1) * sw + (kw - 1) * dwl + 1
         row = max(-(-wp // sw), (ow + 7) // 8 * 8 + (kw - 1) * dwl // sw + 8)
         hp = (oh - 1) * sh + (kh - 1) * dh + 1
-        return (MAX_THREADS * ((hp + 1) * sw * row + 16) + 64) * 4
+        return (plan_threads(graph) * ((hp + 1) * sw * row + 16) + 64) * 4
     k = c // g * taps  # be_qconv_scratch: a K x 16 block and nb column panels per thread
     k2, k4 = (k + 1) // 2, (k + 3) // 4
     nb = max(1, min(16, 16384 // (k2 * 32)))
     panels, mp = -(-ohw // QNR), -(-(m // g) // QMR)
     blocks = n * g * -(-panels // nb)
     jobs = blocks * (min(mp, MAX_THREADS) if blocks < 2 * MAX_THREADS else 1)
-    nt = kernel_threads(n * m * ohw * k, 200000, jobs)
+    nt = kernel_threads(n * m * ohw * k, 200000, jobs, graph)
     return nt * (k * QNR + nb * k4 * 64 + k4 * 24 + 64) + 64
 
 
@@ -100,7 +111,8 @@ def qconv(ctx: Ctx, node: Node) -> str:
     xzp, yzp = int(attr(node, "x_zero_point", 0)), int(attr(node, "y_zero_point", 0))
     key = f"q:conv:{y_name}"
     wm = w.astype(np.int64).reshape(m, -1)
-    geo = "static const be_qconv_geo geo = {" + ", ".join(map(str, f)) + "};"
+    band = 1 if lean(ctx.graph) and kind in ("dwc", "nhwc") else 0  # 0: the kernel's own band
+    geo = "static const be_qconv_geo geo = {" + ", ".join(map(str, [*f, band])) + "};"
     x, y = ctx.tensor(x_name), ctx.tensor(y_name)
     if kind in ("dw", "dwc"):
         b = bias.astype(np.int64).reshape(m) if bias is not None else None

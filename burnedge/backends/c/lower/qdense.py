@@ -6,20 +6,27 @@ import numpy as np
 
 from ....ir import Graph, Node
 from . import Ctx, lower
-from .qscratch import kernel_threads
+from .qscratch import kernel_threads, lean
 from .quantized import MAX_THREADS, QMR, QNR, opt_input, pack_b_pairs, qepi, require_i8, wrap32
 from .reduce import attr
 
 __all__ = ["qmatmul"]
 
 
+def _gemv(graph: Graph, rows: int) -> bool:
+    """A lean plan's QMatMul of fewer rows than an A panel: be_qgemv_i8, which needs no scratch."""
+    return lean(graph) and rows < QMR
+
+
 def _qmm_scratch(graph: Graph, node: Node) -> int:
-    """qgemm.h be_qgemm_scratch, with as many A panels as the driver's threads can use."""
+    """qgemm.h be_qgemm_scratch, with as many A panels as the driver's threads can use (be_qgemv_i8: none)."""
     k, n = graph.values[node.inputs[1]].shape
     rows = int(np.prod(graph.values[node.inputs[0]].shape)) // max(k, 1)
+    if _gemv(graph, rows):
+        return 0
     mp, np_ = -(-rows // QMR), -(-n // QNR)
     jobs = mp * (min(np_, 2 * MAX_THREADS) if mp < 2 * MAX_THREADS else 1)
-    return kernel_threads(rows * n * k, 100000, jobs) * ((k + 1) // 2) * QMR * 4 + 64
+    return kernel_threads(rows * n * k, 100000, jobs, graph) * ((k + 1) // 2) * QMR * 4 + 64
 
 
 @lower("QMatMul", domain="burnedge", scratch=_qmm_scratch)
@@ -41,5 +48,8 @@ def qmatmul(ctx: Ctx, node: Node) -> str:
     epi = qepi(ctx, key, node, bias, n, True, int(attr(node, "y_zero_point", 0)))
     bp = ctx.pack(f"{key}:b", pack_b_pairs(b.astype(np.int8)))
     a, y = ctx.tensor(a_name), ctx.tensor(y_name)
-    call = f"be_qgemm_i8({rows}, {n}, {k}, {a}, {k}, 0, {bp}, {y}, {n}, &ep, {ctx.scratch('int16_t')}, threads);"
+    if _gemv(ctx.graph, rows):
+        call = f"be_qgemv_i8({rows}, {n}, {k}, {a}, {k}, {bp}, {y}, {n}, &ep);"
+    else:
+        call = f"be_qgemm_i8({rows}, {n}, {k}, {a}, {k}, 0, {bp}, {y}, {n}, &ep, {ctx.scratch('int16_t')}, threads);"
     return "\n".join(["{", f"  const be_qepi ep = {epi};", f"  {call}", "}"])

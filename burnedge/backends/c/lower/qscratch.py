@@ -4,13 +4,25 @@ BE_Q_MAX_THREADS."""
 
 from __future__ import annotations
 
+from ....ir import Graph
 from .quantized import MAX_THREADS
 
-__all__ = ["kernel_threads"]
+__all__ = ["kernel_threads", "lean", "plan_threads"]
 
 
-def kernel_threads(work: float, threshold: float, jobs: int) -> int:
-    """The most threads a driver uses: one below its work threshold, else BE_Q_MAX_THREADS, never more than jobs.
-    The run's own `threads` can only lower it, so this many slices always suffice."""
-    nt = 1 if work < threshold else MAX_THREADS
+def plan_threads(graph: Graph, most: int = MAX_THREADS) -> int:
+    """The most threads a kernel of `graph`'s plan may run with: the kernel's own maximum `most`, or fewer when
+    the plan is capped (Graph.threads; the generated code clamps every run to it)."""
+    return min(most, graph.threads) if graph.threads > 0 else most
+
+
+def lean(graph: Graph) -> bool:
+    """A one-thread plan (a microcontroller's): kernels take their least scratch (one output row per band)."""
+    return graph.threads == 1
+
+
+def kernel_threads(work: float, threshold: float, jobs: int, graph: Graph | None = None) -> int:
+    """The most threads a driver uses: one below its work threshold, else BE_Q_MAX_THREADS (or the plan's cap),
+    never more than jobs. The run's own `threads` can only lower it, so this many slices always suffice."""
+    nt = 1 if work < threshold else (plan_threads(graph) if graph is not None else MAX_THREADS)
     return max(1, min(nt, jobs))

@@ -4,7 +4,7 @@
  * it with --keep DIR and copy it to a board). Build: cc -O2 -std=c11 runner.c -o runner -ldl
  *
  * The job file (text, one directive a line, a line starting with '#' is a comment; paths are relative to the job
- * file's folder):
+ * file's folder and stay inside it: no absolute path, no ".." part; numbers are plain decimal digits):
  *
  *     burnedge-runner 1                      the format and its version
  *     library model.so                       the model library (exports be_model_run, be_model_arena_bytes,
@@ -25,16 +25,24 @@
  * offsets, run (timed, the fastest of --repeat runs), write each output and compare it with its reference;
  * 5. print one line per output, the time per vector, the largest error, then PASS or FAIL.
  * Exit status: 0 PASS, 1 FAIL, 2 an error (a message on stderr).
+ *
+ * Hostile jobs: every number is checked (no sign, no overflow), bounds are checked without wrapping sums, files are
+ * opened without following symbolic links and must be regular (a FIFO or device is refused, not waited on), and
+ * outputs are created afresh (O_EXCL), so a link planted at out_<k>.bin is refused rather than written through.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_TENSORS 256
 #define MAX_VECTORS 1024
@@ -68,13 +76,30 @@ static void die(const char *fmt, ...) {
     exit(2);
 }
 
-/* `name` relative to `dir` (unless absolute) into `out` */
+/* `name` inside `dir` into `out`. Hardened: `name` must be relative and free of ".." parts, so every file the job
+ * names lies in the job's folder; an empty `dir` becomes "." so that dlopen takes a path, never a search. */
 static void join(char *out, const char *dir, const char *name) {
-    size_t nd = (name[0] == '/' || dir[0] == 0) ? 0 : strlen(dir), nn = strlen(name);
+    if (name[0] == '/') die("%s: an absolute path; the job names files inside its own folder only", name);
+    for (const char *p = name; *p; p++)
+        if (p[0] == '.' && p[1] == '.' && (p == name || p[-1] == '/') && (p[2] == '/' || p[2] == 0))
+            die("%s: a \"..\" part; the job names files inside its own folder only", name);
+    if (!dir[0]) dir = ".";
+    size_t nd = strlen(dir), nn = strlen(name);
     if (nd + nn + 2 > MAX_PATH) die("path too long: %s/%s", dir, name);
     memcpy(out, dir, nd);
-    if (nd) out[nd++] = '/';
+    out[nd++] = '/';
     memcpy(out + nd, name, nn + 1);
+    /* no part of `name` may be a symbolic link: a linked folder would lead reads and writes out of the job */
+    for (char *p = out + nd;; p++) {
+        if (*p != '/' && *p != 0) continue;
+        char keep = *p;
+        *p = 0;
+        struct stat st;
+        int linked = lstat(out, &st) == 0 && S_ISLNK(st.st_mode);
+        *p = keep;
+        if (linked) die("%s: a symbolic link inside the job folder; the job names plain files and folders only", out);
+        if (!keep) break;
+    }
 }
 
 static void *aligned(size_t n) {
@@ -83,17 +108,83 @@ static void *aligned(size_t n) {
     return p;
 }
 
-static void read_file(const char *path, void *dst, size_t n) {
-    FILE *f = fopen(path, "rb");
-    if (!f) die("cannot open %s", path);
-    if (fread(dst, 1, n, f) != n) die("%s: expected %zu bytes", path, n);
-    if (fgetc(f) != EOF) die("%s: longer than %zu bytes", path, n);
-    fclose(f);
+/* Opens an existing regular file for reading: never follows a symbolic link (O_NOFOLLOW), never blocks on a FIFO
+ * or a device (O_NONBLOCK, then fstat: only S_ISREG passes). Returns the descriptor; `size` gets the file's bytes. */
+static int open_regular(const char *path, size_t *size) {
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) die("cannot open %s (%s)", path, errno == ELOOP ? "a symbolic link" : strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) die("%s is not a regular file", path);
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) die("cannot read %s", path);
+    *size = (size_t)st.st_size;
+    return fd;
 }
 
+/* Reads exactly `n` bytes of the regular file `path` into `dst` (its size must be `n`). */
+static void read_file(const char *path, void *dst, size_t n) {
+    size_t size;
+    int fd = open_regular(path, &size);
+    if (size != n) die("%s: %zu bytes, expected %zu", path, size, n);
+    for (size_t done = 0; done < n;) {
+        ssize_t got = read(fd, (uint8_t *)dst + done, n - done);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) die("%s: expected %zu bytes", path, n);
+        done += (size_t)got;
+    }
+    close(fd);
+}
+
+/* Writes `n` bytes to `path` as a new regular file: an old regular file there is removed first; anything else (a
+ * symbolic link, a FIFO, a folder) is refused, and O_EXCL | O_NOFOLLOW refuse one made meanwhile. */
 static void write_file(const char *path, const void *src, size_t n) {
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(src, 1, n, f) != n || fclose(f) != 0) die("cannot write %s", path);
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (!S_ISREG(st.st_mode)) die("%s exists and is not a regular file; refusing to write it", path);
+        if (unlink(path) != 0) die("cannot replace %s (%s)", path, strerror(errno));
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) die("cannot write %s (%s)", path, strerror(errno));
+    for (size_t done = 0; done < n;) {
+        ssize_t put = write(fd, (const uint8_t *)src + done, n - done);
+        if (put < 0 && errno == EINTR) continue;
+        if (put <= 0) die("cannot write %s", path);
+        done += (size_t)put;
+    }
+    if (close(fd) != 0) die("cannot write %s", path);
+}
+
+/* A whole number: decimal digits only (no sign, no space, no suffix), at most `max`. Returns 1 on success. */
+static int parse_count(const char *s, size_t max, size_t *out) {
+    if (!s || *s < '0' || *s > '9') return 0;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v > max) return 0;
+    *out = (size_t)v;
+    return 1;
+}
+
+/* The `i`th whitespace-separated field of `line` (0 is the directive) into `out`; 0 when there is none. */
+static const char *field(const char *line, int i, char *out, size_t cap) {
+    const char *p = line;
+    for (int k = 0;; k++) {
+        while (*p == ' ' || *p == '\t') p++;
+        if (!*p) return NULL;
+        size_t n = strcspn(p, " \t");
+        if (k == i) {
+            if (n >= cap) return NULL;
+            memcpy(out, p, n);
+            out[n] = 0;
+            return out;
+        }
+        p += n;
+    }
+}
+
+static int count_field(const char *line, int i, size_t max, size_t *out) {
+    char word[64];
+    return parse_count(field(line, i, word, sizeof word), max, out);
 }
 
 /* the rest of the line after the first `skip` fields, trimmed: a tensor's name (may hold spaces) */
@@ -109,44 +200,63 @@ static void tail(const char *line, int skip, char *out, size_t cap) {
     while (n && (out[n - 1] == '\n' || out[n - 1] == '\r' || out[n - 1] == ' ')) out[--n] = 0;
 }
 
+/* a tensor line: "input K OFFSET NBYTES NAME" or "output K OFFSET NBYTES DTYPE TOL NAME"; 1 when it parses */
+static int tensor_line(const char *line, int k, tensor *t, int is_output) {
+    size_t index;
+    if (!count_field(line, 1, MAX_TENSORS, &index) || index != (size_t)k) return 0;
+    if (!count_field(line, 2, SIZE_MAX, &t->offset) || !count_field(line, 3, SIZE_MAX, &t->nbytes)) return 0;
+    if (!is_output) {
+        tail(line, 4, t->name, sizeof t->name);
+        return 1;
+    }
+    char tol[64], *end;
+    if (!field(line, 4, t->dtype, sizeof t->dtype) || !field(line, 5, tol, sizeof tol)) return 0;
+    errno = 0;
+    t->tolerance = strtod(tol, &end);
+    if (errno || *end || !(t->tolerance >= 0) || isinf(t->tolerance)) return 0;
+    tail(line, 6, t->name, sizeof t->name);
+    return 1;
+}
+
+/* `t` lies inside the arena: offset + nbytes <= arena, written so that no sum can wrap around */
+static int inside(const tensor *t, size_t arena) { return t->nbytes <= arena && t->offset <= arena - t->nbytes; }
+
 static void parse(const char *path, const char *dir, job *j) {
-    FILE *f = fopen(path, "r");
+    size_t size;
+    int fd = open_regular(path, &size);
+    FILE *f = fdopen(fd, "r");
     if (!f) die("cannot open the job file %s", path);
     char line[8192], word[64], arg[MAX_PATH];
     int lineno = 0, version = 0;
     memset(j, 0, sizeof *j);
     while (fgets(line, sizeof line, f)) {
         lineno++;
-        if (sscanf(line, "%63s", word) != 1 || word[0] == '#') continue;
-        int ok = 1;
         line[strcspn(line, "\r\n")] = 0;
+        if (!field(line, 0, word, sizeof word) || word[0] == '#') continue;
+        int ok = 1;
+        size_t n = 0;
         if (!strcmp(word, "burnedge-runner")) {
-            ok = sscanf(line, "%*s %d", &version) == 1;
+            ok = count_field(line, 1, 1000000, &n) && !field(line, 2, arg, sizeof arg);
+            version = (int)n;
             if (ok && version != 1) die("%s: job format version %d; this runner reads version 1", path, version);
-        }
-        else if (!strcmp(word, "library")) {
-            ok = sscanf(line, "%*s %4095s", arg) == 1;
-            join(j->library, dir, arg);
+        } else if (!strcmp(word, "library")) {
+            ok = field(line, 1, arg, sizeof arg) && !field(line, 2, word, sizeof word);
+            if (ok) join(j->library, dir, arg);
         } else if (!strcmp(word, "weights")) {
-            ok = sscanf(line, "%*s %4095s %zu", arg, &j->weight_bytes) == 2;
-            join(j->weights, dir, arg);
-        } else if (!strcmp(word, "arena")) ok = sscanf(line, "%*s %zu", &j->arena_bytes) == 1;
-        else if (!strcmp(word, "input")) {
-            int k;
-            ok = j->n_in < MAX_TENSORS && sscanf(line, "%*s %d", &k) == 1 && k == j->n_in;
-            tensor *t = &j->in[ok ? j->n_in++ : 0];
-            ok = ok && sscanf(line, "%*s %*d %zu %zu", &t->offset, &t->nbytes) == 2;
-            tail(line, 4, t->name, sizeof t->name);
+            ok = field(line, 1, arg, sizeof arg) && count_field(line, 2, SIZE_MAX, &j->weight_bytes);
+            if (ok) join(j->weights, dir, arg);
+        } else if (!strcmp(word, "arena")) {
+            ok = count_field(line, 1, SIZE_MAX, &j->arena_bytes);
+        } else if (!strcmp(word, "input")) {
+            ok = j->n_in < MAX_TENSORS && tensor_line(line, j->n_in, &j->in[j->n_in], 0);
+            if (ok) j->n_in++;
         } else if (!strcmp(word, "output")) {
-            int k;
-            ok = j->n_out < MAX_TENSORS && sscanf(line, "%*s %d", &k) == 1 && k == j->n_out;
-            tensor *t = &j->out[ok ? j->n_out++ : 0];
-            ok = ok && sscanf(line, "%*s %*d %zu %zu %7s %lf", &t->offset, &t->nbytes, t->dtype, &t->tolerance) == 4;
-            tail(line, 6, t->name, sizeof t->name);
+            ok = j->n_out < MAX_TENSORS && tensor_line(line, j->n_out, &j->out[j->n_out], 1);
+            if (ok) j->n_out++;
         } else if (!strcmp(word, "vector")) {
-            ok = j->n_vec < MAX_VECTORS && sscanf(line, "%*s %4095s", arg) == 1;
+            ok = j->n_vec < MAX_VECTORS && field(line, 1, arg, sizeof arg);
             if (ok) {
-                j->vectors[j->n_vec] = malloc(MAX_PATH);
+                if (!(j->vectors[j->n_vec] = malloc(MAX_PATH))) die("out of memory");
                 join(j->vectors[j->n_vec++], dir, arg);
             }
         } else ok = 0;
@@ -156,9 +266,9 @@ static void parse(const char *path, const char *dir, job *j) {
     if (version != 1) die("%s: not a burnedge runner job (the first line must be: burnedge-runner 1)", path);
     if (!j->library[0] || !j->weights[0]) die("%s: the job names no library or no weights", path);
     for (int k = 0; k < j->n_in; k++)
-        if (j->in[k].offset + j->in[k].nbytes > j->arena_bytes) die("%s: input %d lies outside the arena", path, k);
+        if (!inside(&j->in[k], j->arena_bytes)) die("%s: input %d lies outside the arena", path, k);
     for (int k = 0; k < j->n_out; k++)
-        if (j->out[k].offset + j->out[k].nbytes > j->arena_bytes) die("%s: output %d lies outside the arena", path, k);
+        if (!inside(&j->out[k], j->arena_bytes)) die("%s: output %d lies outside the arena", path, k);
 }
 
 /* IEEE half and bfloat16 to float */
@@ -232,8 +342,9 @@ int main(int argc, char **argv) {
     int threads = 1, repeat = 1;
     const char *job_path = NULL;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
+        size_t n = 0;
+        if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = parse_count(argv[++i], 4096, &n) ? (int)n : 0;
+        else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = parse_count(argv[++i], 1 << 30, &n) ? (int)n : 0;
         else if (argv[i][0] != '-' && !job_path) job_path = argv[i];
         else job_path = NULL, i = argc;
     }
@@ -248,6 +359,8 @@ int main(int argc, char **argv) {
     static job j;
     parse(job_path, dir, &j);
 
+    size_t lib_size;
+    close(open_regular(j.library, &lib_size)); /* a regular file in the job's folder, not a link, FIFO or device */
     void *lib = dlopen(j.library, RTLD_NOW | RTLD_LOCAL);
     if (!lib) die("cannot load %s: %s", j.library, dlerror());
     run_fn run = (run_fn)dlsym(lib, "be_model_run");
@@ -283,9 +396,8 @@ int main(int argc, char **argv) {
             snprintf(path, sizeof path, "%s/out_%d.bin", j.vectors[v], k);
             write_file(path, arena + t->offset, t->nbytes);
             snprintf(path, sizeof path, "%s/ref_%d.bin", j.vectors[v], k);
-            FILE *probe = fopen(path, "rb");
-            if (!probe) continue;
-            fclose(probe);
+            struct stat st;
+            if (lstat(path, &st) != 0 && errno == ENOENT) continue; /* no reference: nothing to compare */
             uint8_t *ref = aligned(t->nbytes);
             read_file(path, ref, t->nbytes);
             double max_abs, rel;

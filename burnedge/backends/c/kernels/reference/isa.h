@@ -5,6 +5,9 @@
  *   BE_ISA_AARCH64   NEON in A64 (32 q registers, multiply by lane)
  *   BE_ISA_NEON_FMA  NEON with fused multiply-add (aarch64, armv7 neon-vfpv4)
  *   BE_ISA_DOTPROD   aarch64 with the int8 dot product (sdot: rpi5, jetson-orin)
+ *   BE_ISA_CM_DSP    Cortex-M with the DSP extension (SMLAD, SXTB16: M4, M7, M33, M55) -> kernels/cortex_m_dsp/
+ *   BE_ISA_MVE       Cortex-M with integer Helium/MVE (M55)                  -> kernels/cortex_m_mve/
+ *   BE_ISA_MVE_FLOAT MVE with float lanes (M55 with its FPU)
  *
  * The build (build.py) picks the kernel sets a toolchain compiles; an optimised set's files stop with #error when
  * these say the compiler lacks their ISA. With BURNEDGE_PORTABLE none is defined: the reference set builds alone.
@@ -26,6 +29,17 @@
 #endif
 #if defined(__ARM_FEATURE_FMA)
 #define BE_ISA_NEON_FMA 1
+#endif
+#endif
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+#if defined(__ARM_FEATURE_DSP)
+#define BE_ISA_CM_DSP 1
+#endif
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+#define BE_ISA_MVE 1
+#if __ARM_FEATURE_MVE & 2
+#define BE_ISA_MVE_FLOAT 1
+#endif
 #endif
 #endif
 #endif

@@ -1,6 +1,8 @@
 /* Internal to the kernel sets: the band copy and the driver of qconv_dw_nhwc.c (reference/qconv_dw_nhwc.c has
  * the algorithm). A set's qconv_dw_nhwc.c includes this, then defines dw_band (the taps and the requantisation
- * of a band, 8 channels at a time). */
+ * of a band, 8 channels at a time). The band holds floats (exact integers) unless the set defines DW_ELEM first
+ * (int16_t: the Cortex-M DSP set's SMLAxy); the float scratch of qconv.h then holds it with room to spare. A set
+ * may also define DW_CONVERT (a row of int8 minus x_zp into the band) first. */
 #ifndef BURNEDGE_QCONV_DW_NHWC_LOOPS_H
 #define BURNEDGE_QCONV_DW_NHWC_LOOPS_H
 
@@ -15,51 +17,58 @@ static int qthreads(int threads, double work, long jobs) {
 
 /* -- depthwise ----------------------------------------------------------------------------------------------- */
 #define DP 4 /* output pixels per block */
+#ifndef DW_ELEM
+#define DW_ELEM float
+#endif
+#ifndef DW_CONVERT /* d[i] = s[i] - x_zp for i < n (a multiple of 8): a set may define a vector form first */
+#define DW_CONVERT(d, s, n, x_zp) \
+    for (long i_ = 0; i_ < (n); i_++) (d)[i_] = (DW_ELEM)((s)[i_] - (x_zp))
+#endif
 
-/* padded input rows iy0 .. iy0+rin-1 (padded coordinates) of image xi as floats minus x_zp, [row][wp][c8] */
+/* padded input rows iy0 .. iy0+rin-1 (padded coordinates) of image xi as DW_ELEM minus x_zp, [row][wp][c8] */
 static void dw_fill(const int8_t *xi, int in_nhwc, const be_qconv_geo *g, long c8, long wp, long r0, long rin,
-                    int32_t x_zp, float *buf) {
+                    int32_t x_zp, DW_ELEM *buf) {
     const long C = g->C, hw = (long)g->H * g->W;
     for (long r = 0; r < rin; r++) {
-        float *d = buf + r * wp * c8;
+        DW_ELEM *d = buf + r * wp * c8;
         const long iy = r0 + r - g->ph;
         if (iy < 0 || iy >= g->H) {
-            memset(d, 0, (size_t)(wp * c8) * sizeof(float));
+            memset(d, 0, (size_t)(wp * c8) * sizeof(DW_ELEM));
             continue;
         }
         const long lpad = g->pw < wp ? g->pw : wp;
-        if (lpad > 0) memset(d, 0, (size_t)(lpad * c8) * sizeof(float));
+        if (lpad > 0) memset(d, 0, (size_t)(lpad * c8) * sizeof(DW_ELEM));
         const long right = wp - g->pw - g->W;
-        if (right > 0) memset(d + (g->pw + g->W) * c8, 0, (size_t)(right * c8) * sizeof(float));
+        if (right > 0) memset(d + (g->pw + g->W) * c8, 0, (size_t)(right * c8) * sizeof(DW_ELEM));
         const long wn = g->W < wp - g->pw ? g->W : wp - g->pw;
         if (in_nhwc && C == c8) { /* whole 8-channel pixels: the row is one run */
             const int8_t *s = xi + iy * g->W * C;
-            float *dp = d + g->pw * c8;
-            for (long i = 0; i < wn * C; i++) dp[i] = (float)(s[i] - x_zp);
+            DW_ELEM *dp = d + g->pw * c8;
+            DW_CONVERT(dp, s, wn * C, x_zp);
         } else if (in_nhwc) {
             const int8_t *s = xi + iy * g->W * C;
             for (long ix = 0; ix < wn; ix++) {
-                float *dp = d + (g->pw + ix) * c8;
+                DW_ELEM *dp = d + (g->pw + ix) * c8;
                 const int8_t *sp = s + ix * C;
-                for (long c = 0; c < C; c++) dp[c] = (float)(sp[c] - x_zp);
-                for (long c = C; c < c8; c++) dp[c] = 0.0f;
+                for (long c = 0; c < C; c++) dp[c] = (DW_ELEM)(sp[c] - x_zp);
+                for (long c = C; c < c8; c++) dp[c] = 0;
             }
         } else {
             for (long c = 0; c < C; c++) {
                 const int8_t *s = xi + c * hw + iy * g->W;
-                float *dp = d + g->pw * c8 + c;
-                for (long ix = 0; ix < wn; ix++) dp[ix * c8] = (float)(s[ix] - x_zp);
+                DW_ELEM *dp = d + g->pw * c8 + c;
+                for (long ix = 0; ix < wn; ix++) dp[ix * c8] = (DW_ELEM)(s[ix] - x_zp);
             }
             if (c8 > C)
                 for (long ix = 0; ix < wn; ix++)
-                    for (long c = C; c < c8; c++) d[(g->pw + ix) * c8 + c] = 0.0f;
+                    for (long c = C; c < c8; c++) d[(g->pw + ix) * c8 + c] = 0;
         }
     }
 }
 
 /* defined by the set's qconv_dw_nhwc.c, after this header: output rows oy0 .. oy1-1 of one image from its
  * filled band (padded row oy0*sh at buf row 0) */
-static void dw_band(const float *buf, long wp, long c8, const be_qconv_geo *g, const long *off, const float *wf,
+static void dw_band(const DW_ELEM *buf, long wp, long c8, const be_qconv_geo *g, const long *off, const float *wf,
                     const be_qepi *e, long oy0, long oy1, int out_nhwc, int8_t *yi);
 
 void be_qdwconv_nhwc_i8(const int8_t *x, const float *wf, int8_t *y, const be_qepi *e, const be_qconv_geo *g,
@@ -72,13 +81,13 @@ void be_qdwconv_nhwc_i8(const int8_t *x, const float *wf, int8_t *y, const be_qe
     const long brows = be_qdw_nhwc_band(g), bands = (g->OH + brows - 1) / brows, jobs = (long)g->N * bands;
     if (nt > jobs) nt = (int)jobs;
     if (nt < 1) nt = 1;
-    long off[512];
+    long off[taps]; /* the taps' offsets (taps <= 512): sized to the kernel, a microcontroller's stack is small */
     for (int ky = 0; ky < g->KH; ky++)
         for (int kx = 0; kx < g->KW; kx++)
             off[ky * g->KW + kx] = ((long)ky * g->dh * wp + (long)kx * g->dw) * c8;
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
     for (int t = 0; t < nt; t++) {
-        float *buf = scratch + (long)t * be_qdw_nhwc_slice(g, brows);
+        DW_ELEM *buf = (DW_ELEM *)scratch + (long)t * be_qdw_nhwc_slice(g, brows);
         for (long job = t; job < jobs; job += nt) {
             const long n = job / bands, b = job % bands;
             const long oy0 = b * brows, oy1 = oy0 + brows < g->OH ? oy0 + brows : g->OH;

@@ -1,5 +1,6 @@
 /* ScatterElements (misc.h): a copy of data, then every update in index order (so duplicates apply in turn, the
- * last write winning without a reduction), at the element whose `axis` coordinate the index names. */
+ * last write winning without a reduction), at the element whose `axis` coordinate the index names. An index out
+ * of range after counting from the end skips its update, as every backend does (burnedge/ops/_intmath.py). */
 #include "burnedge.h"
 #include "gather.h"
 #include "misc.h"
@@ -16,7 +17,7 @@
         for (long e = 0; e < isize; e++) {                                                                     \
             int64_t v = idx64 ? ((const int64_t *)idx)[e] : (int64_t)((const int32_t *)idx)[e];               \
             if (v < 0) v += ddims[axis];                                                                       \
-            if (v < 0 || v >= ddims[axis]) return 1;                                                           \
+            if (v < 0 || v >= ddims[axis]) continue;                                                           \
             long rest = e, off = 0, stride = 1;                                                                \
             for (int d = rank - 1; d >= 0; d--) {                                                              \
                 long c = rest % idims[d];                                                                      \
