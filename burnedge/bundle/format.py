@@ -45,7 +45,7 @@ from ..files import require_regular
 from ..model import TensorInfo
 from . import schema, signing
 from .signing import SIGNATURE, Trust
-from .vectors import decode_npz
+from .vectors import decode_npz, typed
 
 __all__ = [
     "FORMAT",
@@ -367,13 +367,16 @@ class Bundle:
 
     def vectors(self) -> list[tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]:
         """Test vectors: (inputs, reference outputs), each by name."""
-        ins, outs = [t.name for t in self.inputs], [t.name for t in self.outputs]
+        ins, outs = list(self.inputs), list(self.outputs)
         result = []
         for name in self._get("vectors"):
             z = decode_npz(self.member(name), f"{self.path}: test vector {name!r}")
             try:
                 result.append(
-                    ({n: z[f"in_{k}"] for k, n in enumerate(ins)}, {n: z[f"out_{k}"] for k, n in enumerate(outs)})
+                    (
+                        {t.name: typed(z[f"in_{k}"], t.dtype) for k, t in enumerate(ins)},
+                        {t.name: typed(z[f"out_{k}"], t.dtype) for k, t in enumerate(outs)},
+                    )
                 )
             except KeyError as exc:
                 raise BundleError(f"{self.path}: test vector {name!r} lacks {exc}") from None

@@ -21,7 +21,10 @@ from ..errors import BundleError
 __all__ = ["MANIFEST_SCHEMA", "PLAN_SCHEMA", "check"]
 
 # element types a bundle's tensors may have: fixed-size numbers and booleans (no objects, strings or records)
-DTYPES = frozenset("bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64 bfloat16".split())
+DTYPES = frozenset(
+    "bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64 bfloat16 float8_e4m3fn "
+    "float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu float4_e2m1fn int4 uint4 int2 uint2".split()
+)  # the last ten: ml_dtypes types, one element per byte (the C backend's storage types)
 MAX_ITEMS = 1 << 20  # entries in any one list or table of a manifest (a real one has thousands at most)
 
 

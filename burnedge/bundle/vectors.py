@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import BundleError
 from ..ir import Graph
 
-__all__ = ["as_declared", "bit_exact", "decode_npz", "encode_npz", "example_inputs"]
+__all__ = ["as_declared", "bit_exact", "decode_npz", "encode_npz", "example_inputs", "typed"]
 
 
 def bit_exact(manifest: Mapping) -> bool:
@@ -97,3 +97,11 @@ def decode_npz(data: bytes, name: str = "an .npz member") -> dict[str, np.ndarra
             return {k: z[k] for k in z.files}
     except (zipfile.BadZipFile, ValueError, OSError, EOFError, RuntimeError, NotImplementedError) as exc:
         raise BundleError(f"{name}: not a readable .npz archive ({type(exc).__name__}: {exc})") from None
+
+
+def typed(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A test-vector array as the manifest types it: .npz keeps ml_dtypes arrays (bfloat16, float8, int4...) as
+    raw bytes of the same width ('V1', 'V2'), which are viewed back as their type."""
+    if arr.dtype.kind == "V" and arr.dtype != dtype and arr.dtype.itemsize == dtype.itemsize:
+        return arr.view(dtype)
+    return arr

@@ -25,9 +25,10 @@ from .cross import library_row, toolchain
 from .emit import emit, weights_blob
 from .firmware import firmware_sources
 from .loader import load
-from .lower import CTYPES, find, step_scratch
+from .lower import CTYPES, STORAGE, find
 from .lower.control_flow import branch_problem
 from .lower.layout import nhwc_int8_tensors, nhwc_tensors
+from .lower.widen import step_scratch
 from .runtime import CModel, TensorSlot
 from .standalone import runner_binary
 
@@ -62,7 +63,7 @@ class CBackend(Backend):
             return why
         if graph is not None:
             for name in [*node.inputs, *node.outputs]:
-                if name and graph.values[name].dtype.name not in CTYPES:
+                if name and graph.values[name].dtype.name not in CTYPES | STORAGE:
                     return f"no C type for {graph.values[name].dtype.name} (tensor {name!r})"
         return None
 

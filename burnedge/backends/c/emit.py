@@ -26,6 +26,7 @@ from ...errors import UnsupportedOpError
 from ...plan import Plan
 from .build import KERNEL_DIR
 from .lower import Ctx, find, label
+from .lower.widen import lower_step
 from .runtime import aligned_empty
 
 # burnedge.h (shared helpers) first, then one header per kernel family
@@ -53,7 +54,7 @@ def emit(plan: Plan, name: str = "model") -> Emitted:
     cases: list[list[str]] = []
     for step, node in enumerate(plan.steps):
         ctx.step, ctx.node = step, node
-        code = find(node).fn(ctx, node)
+        code = lower_step(ctx, node)
         cases.append([f"  case {step}: {{ /* {label(node)} */", *("    " + line for line in code.splitlines())])
         cases[-1].append("  } break;")
     n = len(plan.steps)

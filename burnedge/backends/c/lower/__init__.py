@@ -33,8 +33,12 @@ import numpy as np
 from ....errors import BurnedgeError
 from ....ir import Graph, Node
 from ....plan import Plan
+from .storage import STORAGE
 
-__all__ = ["CTYPES", "Ctx", "LowerError", "Lowering", "ctype", "find", "label", "lower", "step_scratch", "supported"]
+__all__ = [
+    "CTYPES", "Ctx", "LowerError", "Lowering", "STORAGE", "ctype", "find", "label", "lower", "step_scratch",
+    "storage_ctype", "supported",
+]  # fmt: skip
 
 CTYPES = {
     "float32": "float",
@@ -60,6 +64,16 @@ def ctype(dtype: Any) -> str:
     if name not in CTYPES:
         raise LowerError(f"the C backend has no type for {name}")
     return CTYPES[name]
+
+
+def storage_ctype(dtype: Any) -> str:
+    """The C type an element of `dtype` is stored in: `ctype`, or the bits of a type computed wider (storage.py).
+
+    Only lowerings that convert such values (elementwise loops, byte movement) ask for it; every other lowering
+    keeps `ctype`, which refuses float16, float8, int4... with a clear error instead of misreading their bits.
+    """
+    name = np.dtype(dtype).name
+    return STORAGE[name] if name in STORAGE else ctype(dtype)
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .... import dtypes
 from ....ir import Graph, Node
-from . import Ctx, ctype, lower
+from . import Ctx, ctype, lower, storage_ctype
+from .storage import FLOAT8, SMALL_INT_BITS, STORAGE, compute_ctype, compute_dtype, load, roundtrip, store
 
 # op -> C expression over its operands {0}, {1}, ... and attributes {alpha} ...; float forms use float math, and a
 # NaN passes Relu, Max, Min and the clamps as it does numpy's maximum/minimum/clip (burnedge.h be_maxf ...)
@@ -49,15 +51,40 @@ FLOAT_TYPES = ("float32",)
 INT_TYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
 
 
+def _local_ctype(dtype: np.dtype) -> str:
+    """The C type of a loop local holding a value of `dtype` (its compute type for the storage types)."""
+    return compute_ctype(dtype) or ctype(dtype)
+
+
 def _literal(x: float | int | bool, dtype: np.dtype) -> str:
-    if dtype.kind == "f":
+    if dtypes.is_float(dtype):
         x = float(x)
         if math.isnan(x):
             return "NAN"
         if math.isinf(x):
             return "INFINITY" if x > 0 else "-INFINITY"
         return f"{np.float32(x)!r}".replace("np.float32(", "").rstrip(")") + "f"
-    return f"(({ctype(dtype)}){int(x)})"
+    return f"(({_local_ctype(dtype)}){int(x)})"
+
+
+def _cast(node: Node, x: str, in_t: np.dtype, out_t: np.dtype) -> str:
+    """The C expression of Cast / CastLike of `x` (a value of `in_t` in its compute type) to `out_t`, as the
+    reference's _cast: float8 saturates unless saturate=0 (float inputs only), the 4-/2-bit integers truncate and
+    wrap, float8e8m0 follows round_mode; the result is in `out_t`'s compute type."""
+    name = out_t.name
+    if out_t == np.bool_:
+        return f"({x} != 0)"
+    if name in SMALL_INT_BITS:
+        wrapped = f"be_float_to_wrapped({x}, {SMALL_INT_BITS[name]})" if dtypes.is_float(in_t) else f"(int64_t)({x})"
+        return roundtrip(wrapped, out_t)
+    if name in STORAGE:
+        sat = int(node.attrs.get("saturate", 1)) if (name in FLOAT8 and dtypes.is_float(in_t)) else 0
+        if name == "float8_e8m0fnu":
+            return roundtrip(x, out_t, int(node.attrs.get("saturate", 1)), node.attrs.get("round_mode", "up"))
+        return roundtrip(x, out_t, sat)
+    if out_t.kind in "iu" and dtypes.is_float(in_t):
+        return _float_to_int(x, compute_dtype(in_t), out_t)
+    return f"(({ctype(out_t)})({x}))"
 
 
 def _expr(ctx: Ctx, node: Node, args: list[str], in_types: list[np.dtype], out_t: np.dtype) -> str:
@@ -65,12 +92,10 @@ def _expr(ctx: Ctx, node: Node, args: list[str], in_types: list[np.dtype], out_t
     op = node.op_type
     if op in ("Cast", "CastLike"):
         # a cast may also reach double: the value is exact, and C converts double like numpy's astype
-        ctx.require(out_t.name in FLOAT_TYPES + INT_TYPES + ("bool", "float64"), f"no C cast to {out_t}")
-        if out_t == np.bool_:
-            return f"({args[0]} != 0)"
-        if out_t.kind in "iu" and in_types[0].kind == "f":
-            return _float_to_int(args[0], in_types[0], out_t)
-        return f"(({ctype(out_t)})({args[0]}))"
+        known = FLOAT_TYPES + INT_TYPES + ("bool", "float64", *STORAGE)
+        ctx.require(out_t.name in known, f"no C cast to {out_t}")
+        return _cast(node, args[0], in_types[0], out_t)
+    in_types = [compute_dtype(t) for t in in_types]  # float16, bfloat16, float8... compute in float32
     if op == "Clip":
         lo = node.attrs.get("min", None)
         hi = node.attrs.get("max", None)
@@ -201,10 +226,11 @@ def gen_loop(ctx: Ctx, out: str, inputs: list[str], body: Body) -> str:
         else:
             var = f"in{k}"
             operands.append(var)
-            streamed.append((f"const {ctype(v.dtype)} *{var}p = {ctx.tensor(name)};", _strides(v.shape, shape)))
-    dims, strides = _merge(shape, [s for _, s in streamed] + [_strides(shape, shape)])
+            st = storage_ctype(v.dtype)
+            streamed.append((f"const {st} *{var}p = {ctx.tensor(name, st)};", _strides(v.shape, shape), v.dtype))
+    dims, strides = _merge(shape, [s for _, s, _ in streamed] + [_strides(shape, shape)])
     out_stride = strides[-1]
-    decls = [d for d, _ in streamed]
+    decls = [d for d, _, _ in streamed]
     idx = ["i" + str(d) for d in range(len(dims))]
 
     def offset(st: list[int]) -> str:
@@ -212,13 +238,14 @@ def gen_loop(ctx: Ctx, out: str, inputs: list[str], body: Body) -> str:
         return " + ".join(terms) or "0"
 
     loads = []
-    for (decl, _), st in zip(streamed, strides):
+    for (decl, _, dt), st in zip(streamed, strides):
         var = decl.split("*")[1].split("p =")[0].strip()
-        t = decl.split()[1]
-        loads.append(f"const {t} {var} = {var}p[{offset(st)}];")
+        loads.append(f"const {_local_ctype(dt)} {var} = {load(f'{var}p[{offset(st)}]', dt)};")
     stmts, expr = body(operands, types)
-    out_t = ctype(ctx.dtype(out))
-    lines = ["{", *("  " + d for d in decls), f"  {out_t} *outp = {ctx.tensor(out)};"]
+    out_dt = ctx.dtype(out)
+    out_t = storage_ctype(out_dt)
+    final = store(expr, out_dt) if out_dt.name in STORAGE else f"({out_t})({expr})"
+    lines = ["{", *("  " + d for d in decls), f"  {out_t} *outp = {ctx.tensor(out, out_t)};"]
     if n >= 1 << 16:
         lines.append("  #pragma omp parallel for num_threads(threads) if (threads > 1)")
     for d, (i, size) in enumerate(zip(idx, dims)):
@@ -226,7 +253,7 @@ def gen_loop(ctx: Ctx, out: str, inputs: list[str], body: Body) -> str:
     pad = "  " * (len(dims) + 1)
     lines += [pad + ld for ld in loads]
     lines += [pad + st for st in stmts]
-    lines.append(pad + f"outp[{offset(out_stride)}] = ({out_t})({expr});")
+    lines.append(pad + f"outp[{offset(out_stride)}] = {final};")
     lines += ["  " * (d + 1) + "}" for d in range(len(dims) - 1, -1, -1)]
     lines.append("}")
     return "\n".join(lines)
@@ -257,7 +284,7 @@ def fused(ctx: Ctx, node: Node) -> str:
             out_v = body.values.get(inner.outputs[0])
             ctx.require(out_v is not None, f"fused chain value {inner.outputs[0]!r} has no type")
             expr = _expr(ctx, inner, [o[0] for o in operands], [o[1] for o in operands], out_v.dtype)
-            stmts.append(f"const {ctype(out_v.dtype)} t{k} = {expr};")
+            stmts.append(f"const {_local_ctype(out_v.dtype)} t{k} = {roundtrip(expr, out_v.dtype)};")
             env[inner.outputs[0]] = (f"t{k}", out_v.dtype)
         return stmts, env[body.outputs[0]][0]
 

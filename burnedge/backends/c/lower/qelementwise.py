@@ -9,6 +9,7 @@ import numpy as np
 
 from ....ir import Node
 from . import Ctx, lower
+from .qdq_storage import SMALL_QTYPES, dequantize_small, quantize_small
 from .quantized import opt_input, require_i8, rq_params
 from .reduce import attr
 
@@ -139,13 +140,15 @@ def _blocked(ctx: Ctx, node: Node, fn: str, x: str, y: str, qtype: np.dtype) -> 
     return f"{fn}({ctx.tensor(x)}, {ctx.tensor(y)}, {dims}, {ctx.tensor(s_name)}, {zp}, threads);"
 
 
-# the quantized types the kernels handle, with their kernel suffix; float8 and 4- or 2-bit types have no C type
+# the quantized types the kernels handle, with their kernel suffix; float8 and 4- or 2-bit types: qdq_storage.py
 QTYPES = {"int8": "i8", "uint8": "u8", "int16": "i16", "uint16": "u16", "int32": "i32"}
 
 
 @lower("QuantizeLinear")
 def quantize_linear(ctx: Ctx, node: Node) -> str:
     x, y = node.inputs[0], node.outputs[0]
+    if ctx.dtype(y).name in SMALL_QTYPES:
+        return quantize_small(ctx, node)
     ctx.require(ctx.dtype(x) == np.float32, f"QuantizeLinear of {ctx.dtype(x)}: only float32 is supported")
     out = ctx.dtype(y).name
     ok = ("int8", "uint8", "int16", "uint16")
@@ -163,6 +166,8 @@ def quantize_linear(ctx: Ctx, node: Node) -> str:
 def dequantize_linear(ctx: Ctx, node: Node) -> str:
     x, y = node.inputs[0], node.outputs[0]
     src = ctx.dtype(x).name
+    if src in SMALL_QTYPES:
+        return dequantize_small(ctx, node)
     ctx.require(src in QTYPES, f"DequantizeLinear of {src}: only {', '.join(QTYPES)} are supported")
     ctx.require(ctx.dtype(y) == np.float32, f"DequantizeLinear to {ctx.dtype(y)}: only float32 is supported")
     if int(attr(node, "block_size", 0) or 0) > 0:

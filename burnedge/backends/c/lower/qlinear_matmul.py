@@ -2,7 +2,8 @@
 
 Scales and zero points are read through pointers, so they may be constants or run-time inputs alike. Operands
 are of rank >= 2; a batch is either the output's batch or a single matrix broadcast over it. Per-row and
-per-column scales, mixed int8/uint8 operands and float16 scales are refused by name.
+per-column scales and mixed int8/uint8 operands are refused by name. float16 and bfloat16 scales (opset 21) are
+widened exactly to float32 locals first, as the reference widens them.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import math
 import numpy as np
 
 from ....ir import Node
-from . import Ctx, lower
+from . import Ctx, lower, storage_ctype
+from .storage import load
 
 __all__ = ["qlinear_matmul"]
 
@@ -36,8 +38,9 @@ def qlinear_matmul(ctx: Ctx, node: Node) -> str:
     y = node.outputs[0]
     types = {ctx.dtype(n).name for n in (a, a_zp, b, b_zp, y, y_zp)}
     ctx.require(len(types) == 1 and types <= set(_SUFFIX), f"operand types {sorted(types)}: one of int8, uint8")
+    scale_types = ("float32", "float16", "bfloat16")
     for s in (a_s, b_s, y_s):
-        ctx.require(ctx.dtype(s) == np.float32, f"scale {s!r} is {ctx.dtype(s)}: only float32 is supported")
+        ctx.require(ctx.dtype(s).name in scale_types, f"scale {s!r} is {ctx.dtype(s)}: one of {scale_types}")
     for p in (a_s, a_zp, b_s, b_zp, y_s, y_zp):
         ctx.require(ctx.size(p) == 1, f"{p!r} has {ctx.size(p)} values: only per-tensor parameters are supported")
     sa, sb, sy = tuple(ctx.shape(a)), tuple(ctx.shape(b)), tuple(ctx.shape(y))
@@ -47,9 +50,17 @@ def qlinear_matmul(ctx: Ctx, node: Node) -> str:
     batch = sy[:-2]
     m, k, n = sa[-2], sa[-1], sb[-1]
     ab, bb = _batch_stride(ctx, a, batch), _batch_stride(ctx, b, batch)
-    ptrs = ", ".join(ctx.tensor(p) for p in (a_s, a_zp, b_s, b_zp, y_s, y_zp))
+    widen, ptrs = [], []
+    for p in (a_s, a_zp, b_s, b_zp, y_s, y_zp):
+        dt = ctx.dtype(p)
+        if p in (a_s, b_s, y_s) and dt != np.float32:
+            widen.append(f"const float s{len(widen)} = {load(f'{ctx.tensor(p, storage_ctype(dt))}[0]', dt)};")
+            ptrs.append(f"&s{len(widen) - 1}")
+        else:
+            ptrs.append(ctx.tensor(p))
     fn = f"be_qlinear_matmul_{_SUFFIX[types.pop()]}"
-    return (
+    call = (
         f"{fn}({ctx.tensor(a)}, {ctx.tensor(b)}, {ctx.tensor(y)}, {math.prod(batch)}, {m}, {k}, {n}, {ab}, {bb}, "
-        f"{ptrs}, threads);"
+        f"{', '.join(ptrs)}, threads);"
     )
+    return "{ " + " ".join([*widen, call]) + " }" if widen else call
