@@ -97,5 +97,5 @@ def weight_only(rw: Rewrite, node: Node, reason: str) -> bool:
     scale = np.asarray(qp.scale, np.float32).reshape([-1 if a == axis else 1 for a in range(2)])
     levels = quantize(w, qp).astype(np.float32) * scale  # float32 products: what dense_w8 recovers exactly
     name = rw.add_const(f"{node.inputs[1]}/weight_only", levels.astype(np.float32))
-    rw.keep_float(node, f"weight-only int8, {reason}", {1: name})
+    rw.keep_float(node, f"{reason} -> weight-only int8", {1: name})
     return True
