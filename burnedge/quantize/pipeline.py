@@ -52,7 +52,7 @@ from .qparams import QParams
 from .report import _db
 from .result import QuantizationReport
 from .rewrite import Rewrite, rewrite
-from .sensitivity import MATMULS, rank_alone
+from .sensitivity import candidates, rank_alone
 from .stream import StateSpec, pair_states
 
 __all__ = ["AUTO_METHODS", "QuantizationReport", "quantize_model"]
@@ -206,8 +206,8 @@ def _weight_only(
     auto_kept = list(report.auto_kept)
     layers = [d for d in rw.decisions if _computing(d.int8_op) and "folded" not in d.reason]
     cap = math.ceil(WEIGHT_ONLY_BUDGET * len(layers))
-    candidates = [d.node for d in layers if d.int8_op in MATMULS]
-    for layer, cos in rank_alone(g, ranges, candidates, frames, reference, pairs, unsafe)[:cap]:
+    matmuls = candidates(g, {d.node: d.int8_op for d in layers})
+    for layer, cos in rank_alone(g, ranges, matmuls, frames, reference, pairs, unsafe)[:cap]:
         keep[layer] = f"auto: model-output cosine {cos:.4f} with this layer alone in int8"
         weight_only.add(layer)
         auto_kept.append(layer)

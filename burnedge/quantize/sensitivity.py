@@ -24,9 +24,21 @@ from ..ir import Graph
 from .measure import measure
 from .rewrite import rewrite
 
-__all__ = ["MATMULS", "rank_alone"]
+__all__ = ["MATMULS", "MIN_WEIGHTS", "candidates", "rank_alone"]
 
 MATMULS = ("QMatMul",)  # int8 ops whose node can fall back to weight-only int8
+MIN_WEIGHTS = 4096  # smaller weight matrices save too little to be kept int8 (a float layer in disguise)
+
+
+def candidates(graph: Graph, layers: Mapping[str, str]) -> list[str]:
+    """The nodes of `layers` (node -> its int8 op) that may fall back to weight-only int8: matrix products with
+    constant weights of at least MIN_WEIGHTS elements, in node order."""
+    out = []
+    for node in graph.nodes:
+        w = graph.values[node.inputs[1]].data if len(node.inputs) > 1 and node.inputs[1] else None
+        if layers.get(node.name) in MATMULS and w is not None and w.size >= MIN_WEIGHTS:
+            out.append(node.name)
+    return out
 
 
 def rank_alone(
