@@ -20,7 +20,14 @@ below it). Steps:
 4. with ``keep_float="auto"``: while the target is missed and the budget lasts (`keep_float_budget`: a count,
    or a fraction of the int8 computing layers, rounded up; default 10 %), keep the int8 layer adding the most
    error in float and go back to 3 for that method (the ranges stay: they come from the float graph); the
-   measured best of these steps is returned, so a step that made it worse is undone.
+   measured best of these steps is returned, so a step that made it worse is undone;
+5. if the target is still missed: weight-only fallbacks. The int8 MatMul/Gemm layers with constant weights are
+   ranked by what each alone in int8 costs the model output (`sensitivity.rank_alone`), and, most harmful first,
+   kept float with int8 weights (`rules.matmul.weight_only`) until the target is met or `WEIGHT_ONLY_BUDGET` of
+   the int8 computing layers are. They do not count against `keep_float_budget`: their weights stay int8, so the
+   bundle keeps most of its size win; only their activations are float. This is the known remedy for BERT-like
+   models, whose feed-forward projections read heavy-tailed GELU and LayerNorm outputs that per-tensor int8
+   cannot hold.
 
 Deterministic: no randomness, calibrators are order-independent, and the rewrite follows node order.
 """
@@ -28,7 +35,7 @@ Deterministic: no randomness, calibrators are order-independent, and the rewrite
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -45,12 +52,14 @@ from .qparams import QParams
 from .report import _db
 from .result import QuantizationReport
 from .rewrite import Rewrite, rewrite
+from .sensitivity import candidates, rank_alone
 from .stream import StateSpec, pair_states
 
 __all__ = ["AUTO_METHODS", "QuantizationReport", "quantize_model"]
 
 AUTO_METHODS = ("minmax", "percentile", "entropy", "mse")  # what method="auto" tries, in this order (ties: first)
 DEFAULT_BUDGET = 0.1  # keep_float="auto" may keep up to 10 % of the int8 computing layers in float
+WEIGHT_ONLY_BUDGET = 0.25  # ... and up to 25 % of them weight-only int8 (step 5)
 
 
 def _prepared(graph: Graph) -> Graph:
@@ -144,8 +153,10 @@ def quantize_model(
     auto, names = _keep_set(g, keep_float)
     keep = dict.fromkeys(names, "user asked")
 
+    weight_only: set[str] = set()
+
     def attempt(m: str, keep: dict[str, str], auto_kept: list[str]) -> tuple[Rewrite, QuantizationReport]:
-        rw = rewrite(g, fp.ranges[m], set(keep), keep, unsafe)
+        rw = rewrite(g, fp.ranges[m], set(keep), keep, unsafe, weight_only)
         acc = measure(rw, frames, reference, pairs, f"int8 accuracy: {g.name} ({m})")
         rep = QuantizationReport(
             g.name, m, acc, rw.decisions, dict(rw.qparams), _input_qparams(rw), list(g.outputs), len(batches),
@@ -169,10 +180,43 @@ def quantize_model(
         rw, report = attempt(report.method, keep, auto_kept)
         if _score(report) > _score(best[1]):
             best = (rw, report)
+    if auto and not best[1].meets_target():
+        best = _weight_only(best, g, fp.ranges[best[1].method], frames, reference, pairs, unsafe, weight_only, attempt)
     rw, report = best
     report.tried, report.keep_float_budget = cosines, budget
     report.sensitive = [] if report.meets_target() else _sensitive(report, rw, set(report.kept_float), 3)
     return rw.out, report
+
+
+def _weight_only(
+    best: tuple[Rewrite, QuantizationReport],
+    g: Graph,
+    ranges: Mapping[str, tuple[float, float]],
+    frames: list[dict[str, Any]],
+    reference: list[dict[str, np.ndarray]],
+    pairs: Mapping[str, str],
+    unsafe: Mapping[str, str],
+    weight_only: set[str],
+    attempt: Callable[[str, dict[str, str], list[str]], tuple[Rewrite, QuantizationReport]],
+) -> tuple[Rewrite, QuantizationReport]:
+    """Step 5 of the module docstring, from the `best` (rewrite, report) so far; adds to `weight_only` (which
+    `attempt` reads) and returns the best measured."""
+    rw, report = best
+    keep = {d.node: d.reason for d in report.decisions if d.int8_op is None and d.reason.startswith(("auto", "user"))}
+    auto_kept = list(report.auto_kept)
+    layers = [d for d in rw.decisions if _computing(d.int8_op) and "folded" not in d.reason]
+    cap = math.ceil(WEIGHT_ONLY_BUDGET * len(layers))
+    matmuls = candidates(g, {d.node: d.int8_op for d in layers})
+    for layer, cos in rank_alone(g, ranges, matmuls, frames, reference, pairs, unsafe)[:cap]:
+        keep[layer] = f"auto: model-output cosine {cos:.4f} with this layer alone in int8"
+        weight_only.add(layer)
+        auto_kept.append(layer)
+        rw, report = attempt(report.method, keep, auto_kept)
+        if _score(report) > _score(best[1]):
+            best = (rw, report)
+        if report.meets_target():
+            break
+    return best
 
 
 def _score(report: QuantizationReport) -> tuple[bool, float, float]:

@@ -71,6 +71,11 @@ class QuantizationReport:
         c = Counter(d.int8_op for d in self.decisions if d.int8_op and "folded" not in d.reason)
         return dict(sorted(c.items()))
 
+    @property
+    def weight_only(self) -> list[str]:
+        """The layers `auto` kept float with int8 weights (beyond `keep_float_budget`, which counts the others)."""
+        return [n for n in self.auto_kept if self.kept_float.get(n, "").endswith("weight-only int8")]
+
     def meets_target(self) -> bool:
         ok = True
         if self.target_cosine is not None:
@@ -94,8 +99,9 @@ class QuantizationReport:
             "int8 ops: " + (", ".join(f"{op} {n}" for op, n in self.int8_ops.items()) or "none"),
         ]
         kept = self.kept_float
-        auto = "" if self.keep_float_budget is None else f"; auto kept {len(self.auto_kept)} of a budget of "
-        auto += f"{self.keep_float_budget}" if auto else ""
+        wo = len(self.weight_only)
+        auto = "" if self.keep_float_budget is None else f"; auto kept {len(self.auto_kept) - wo} of a budget of "
+        auto += f"{self.keep_float_budget}" + (f" (and {wo} weight-only int8)" if wo else "") if auto else ""
         lines.append(f"kept in float: {len(kept)} node(s){auto}" + (":" if kept else ""))
         lines.extend(f"  {node}: {why}" for node, why in kept.items())
         return "\n".join(lines) + "\n"
@@ -147,7 +153,8 @@ def below_target(report: QuantizationReport, report_path: Any = None) -> str:
     how = "streaming, state fed back" if report.state else f"on {report.validation_batches} batch(es)"
     text = f"int8 misses its target: model output {' / '.join(want)} ({how}, method {report.method}"
     if report.auto_kept:
-        text += f", {len(report.auto_kept)} layer(s) kept float by auto"
+        wo = len(report.weight_only)
+        text += f", {len(report.auto_kept) - wo} layer(s) kept float by auto" + (f", {wo} weight-only" if wo else "")
     text += ")"
     if report.sensitive:
         text += "; layers adding the most error: " + ", ".join(f"{n} ({_db(db)} dB)" for n, db in report.sensitive)

@@ -5,7 +5,8 @@ tensor, and the names of nodes to keep in float. Output: a `Rewrite` (`rewriter.
 same function in int8 where an int8 rule applies (`rules.RULES`), with what the report needs.
 
 Steps: copy inputs and constants; for each node in order, skip it when its producer folded it (a Relu/Clip clamp),
-keep it float when asked or when no rule applies (reason recorded), else let its rule emit int8 nodes; finally
+keep it float when asked (a MatMul asked weight-only gets int8-level weights) or when no rule applies (reason
+recorded), else let its rule emit int8 nodes; finally
 dequantize every graph output held in int8, prune unused constants, verify.
 """
 
@@ -16,6 +17,7 @@ from collections.abc import Mapping, Set
 from ..ir import Graph
 from .rewriter import Decision, Rewrite
 from .rules import RULES
+from .rules.matmul import weight_only
 
 __all__ = ["Decision", "Rewrite", "rewrite"]
 
@@ -27,7 +29,8 @@ def _walk(rw: Rewrite) -> Graph:
             continue
         why = rw.kept_by_user(node)
         if why is not None:
-            rw.keep_float(node, why)
+            if node.name not in rw.weight_only or not weight_only(rw, node, why):
+                rw.keep_float(node, why)
             continue
         rule = RULES.get(node.op.key)
         if rule is None:
@@ -49,8 +52,10 @@ def rewrite(
     keep: Set[str] = frozenset(),
     notes: Mapping[str, str] | None = None,
     unsafe: Mapping[str, str] | None = None,
+    weight_only: Set[str] = frozenset(),
 ) -> Rewrite:
-    """Runs the rewrite of a prepared float graph; the result's `.out` is the int8 graph."""
-    r = Rewrite(graph, ranges, keep, dict(notes or {}), dict(unsafe or {}))
+    """Runs the rewrite of a prepared float graph; the result's `.out` is the int8 graph. Nodes in `keep` stay
+    float; those also in `weight_only` (MatMul/Gemm with constant weights) get int8 weights and float inputs."""
+    r = Rewrite(graph, ranges, keep, dict(notes or {}), dict(unsafe or {}), set(weight_only))
     _walk(r)
     return r

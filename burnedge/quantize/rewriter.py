@@ -60,6 +60,7 @@ class Rewrite:
     keep: Set[str] = frozenset()
     notes: Mapping[str, str] = field(default_factory=dict)  # node name -> why the user or `auto` kept it float
     unsafe: Mapping[str, str] = field(default_factory=dict)  # tensor -> why its range is unusable (a mask's -inf)
+    weight_only: Set[str] = frozenset()  # kept nodes whose constant weights become int8 levels (rules.weight_only)
 
     def __post_init__(self) -> None:
         s = self.src
@@ -191,8 +192,10 @@ class Rewrite:
         return out
 
     # -- the walk -------------------------------------------------------------------------------------------------
-    def keep_float(self, node: Node, reason: str) -> None:
-        inputs = [self.float(n) if n else "" for n in node.inputs]
+    def keep_float(self, node: Node, reason: str, replaced: Mapping[int, str] | None = None) -> None:
+        """Copies `node` in float (its inputs in float form; input i replaced by ``replaced[i]`` when given)."""
+        replaced = replaced or {}
+        inputs = [replaced[i] if i in replaced else self.float(n) if n else "" for i, n in enumerate(node.inputs)]
         captures = [self.float(n) for n in node.captures]
         outs = []
         for o in node.outputs:

@@ -1,6 +1,11 @@
 """int8 rule of Gemm, MatMul, FusedGemm and FusedMatMul: QMatMul when the weights are constant (transposed as
 needed), with an int32 bias and the activation as a clamp. Weight scales are floored so the bias and the
-accumulators provably fit int32 (`accumulators.py`); a layer that cannot fit stays float."""
+accumulators provably fit int32 (`accumulators.py`); a layer that cannot fit stays float.
+
+`weight_only` is the fallback of a layer whose input is too heavy-tailed for per-tensor int8 (BERT's feed-forward
+projections): the node stays float, its weights become per-column symmetric int8 levels times a float32 scale,
+stored as the float32 products. The C backend recognises such a matrix and keeps it int8 (`dense_w8`), so the
+layer keeps most of the memory win while its activations stay float."""
 
 from __future__ import annotations
 
@@ -9,10 +14,11 @@ import numpy as np
 from ...ir import Node
 from ...ops.fixedpoint import requant_multiplier
 from ..accumulators import int8_weights
+from ..qparams import quantize, weight_qparams
 from ..rewriter import INT8, Rewrite, burnedge_op
 from .base import epilogue, float_outputs, ints, rule
 
-__all__ = ["matmul"]
+__all__ = ["matmul", "weight_only"]
 
 
 def _matmul_weights(rw: Rewrite, node: Node) -> tuple[np.ndarray, np.ndarray | None] | str:
@@ -77,3 +83,19 @@ def matmul(rw: Rewrite, node: Node) -> str | None:
     rw.emit(burnedge_op("QMatMul"), node.name, inputs, [(name, INT8, rw.value(out).shape)], attrs, node.onnx_ops)
     rw.quantized(node, "QMatMul", folded)
     return None
+
+
+def weight_only(rw: Rewrite, node: Node, reason: str) -> bool:
+    """Keeps `node` float with its constant 2-d weights rounded to int8 levels (per output column); False when it
+    has none (the caller keeps it float as it is)."""
+    w = rw.const(node.inputs[1]) if len(node.inputs) > 1 else None
+    gemm = node.op_type.endswith("Gemm")
+    if w is None or w.ndim != 2 or w.dtype != np.float32 or (gemm and float(node.attrs.get("alpha", 1.0)) != 1.0):
+        return False
+    axis = 0 if gemm and node.attrs.get("transB", 0) else 1  # the output columns
+    qp = weight_qparams(w, axis=axis)
+    scale = np.asarray(qp.scale, np.float32).reshape([-1 if a == axis else 1 for a in range(2)])
+    levels = quantize(w, qp).astype(np.float32) * scale  # float32 products: what dense_w8 recovers exactly
+    name = rw.add_const(f"{node.inputs[1]}/weight_only", levels.astype(np.float32))
+    rw.keep_float(node, f"{reason} -> weight-only int8", {1: name})
+    return True
