@@ -27,21 +27,9 @@ from ...files import c_array
 from ...targets import Target
 from .build import Toolchain, build_object, kernel_library, kernel_sources
 from .cross import toolchain
+from .lower import CTYPES
 
 __all__ = ["firmware_sources", "needed_kernels"]
-
-_CTYPES = {
-    "float32": "float",
-    "float64": "double",
-    "int8": "int8_t",
-    "uint8": "uint8_t",
-    "int16": "int16_t",
-    "uint16": "uint16_t",
-    "int32": "int32_t",
-    "uint32": "uint32_t",
-    "int64": "int64_t",
-    "bool": "uint8_t",
-}
 
 
 def needed_kernels(model_source: str, tc: Toolchain) -> dict[str, str]:
@@ -105,7 +93,7 @@ def _header(b: Bundle) -> str:
             nbytes = int(np.prod(r["shape"], dtype=np.int64)) * np.dtype(r["dtype"]).itemsize
             lines.append(f"/* {kind.lower()} {k} {r['name']!r}: {r['dtype']} {r['shape']} */")
             lines.append(f"#define BE_{kind}_{k}_BYTES {nbytes}u")
-            lines.append(f"typedef {_CTYPES.get(r['dtype'], 'uint8_t')} be_{kind.lower()}_{k}_t;")
+            lines.append(f"typedef {CTYPES.get(r['dtype'], 'uint8_t')} be_{kind.lower()}_{k}_t;")
             q = r.get("quantization")
             if q and r["dtype"] in ("int8", "uint8"):
                 lines.append(f"#define BE_{kind}_{k}_SCALE {float(q['scale']):.9g}f")
