@@ -5,44 +5,17 @@ Hardmax and ScatterElements; odd sizes, 2 threads, and run-time values out of ra
 from __future__ import annotations
 
 import numpy as np
-import onnxruntime as ort
 import pytest
 import torch
 from onnx import TensorProto, helper
 
 import burnedge
 
+from .c_helpers import check_node as _check
+from .c_helpers import one_node_model as _model
+from .c_helpers import run_c as _c
+
 RNG = np.random.default_rng(17)
-ONNX_TYPE = {np.dtype(t): v for t, v in [
-    (np.float32, TensorProto.FLOAT), (np.float64, TensorProto.DOUBLE), (np.int32, TensorProto.INT32),
-    (np.int64, TensorProto.INT64), (np.uint8, TensorProto.UINT8), (np.uint16, TensorProto.UINT16),
-    (np.uint32, TensorProto.UINT32), (np.uint64, TensorProto.UINT64)]}  # fmt: skip
-
-
-def _model(node, feeds: dict, out_type, opset: int):
-    ins = [helper.make_tensor_value_info(k, ONNX_TYPE[v.dtype], v.shape) for k, v in feeds.items()]
-    out = helper.make_tensor_value_info("y", out_type, None)
-    graph = helper.make_graph([node], "g", ins, [out])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-
-
-def _c(proto, feeds: dict) -> np.ndarray:
-    return burnedge.Session(burnedge.load(proto), backend="c", threads=2).run(feeds)["y"]
-
-
-def _check(node, feeds: dict, opset: int, out_type=None, want=None, tol=1e-5):
-    """Runs the one-node model on C (2 threads) and compares with onnxruntime (or `want`)."""
-    out_type = out_type or ONNX_TYPE[next(iter(feeds.values())).dtype]
-    proto = _model(node, feeds, out_type, opset)
-    if want is None:
-        sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
-        want = sess.run(["y"], feeds)[0]
-    got = _c(proto, feeds)
-    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape, got.dtype, want.dtype)
-    if want.dtype.kind == "f":
-        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * max(1.0, float(np.abs(want).max())))
-    else:
-        np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("upper", [0, 1])
