@@ -1,4 +1,4 @@
-"""Pooling lowerings: MaxPool and AveragePool (1D and 2D), GlobalAveragePool and GlobalMaxPool.
+"""Pooling lowerings: MaxPool and AveragePool (1D, 2D and 3D), GlobalAveragePool and GlobalMaxPool.
 
 Window geometry comes from the same `geometry()` the numpy reference uses (explicit pads, auto_pad, ceil_mode,
 dilations), so output sizes and pads agree by construction. A pool whose one window covers the whole input (the
@@ -48,10 +48,11 @@ def pool_window(ctx: Ctx, node: Node) -> list[int] | str | None:
     """The 2-D window of a 1-D/2-D pool node (a 1-D pool is a 2-D pool of height 1), as the kernels take it:
     [N*C, H, W, OH, OW, KH, KW, SH, SW, DH, DW, pad top, pad left, lo_h, hi_h, lo_w, hi_w] where [lo, hi) is the
     input range an average counts; "global" when one window covers the whole input; None when there is no output.
+    A 3-D pool gives [N*C, then be_pool3d_f32's 8 triples] (25 numbers) instead.
     """
     x, y = node.inputs[0], node.outputs[0]
     shape = ctx.shape(x)
-    ctx.require(len(shape) in (3, 4), f"only 1D and 2D pools, not rank {len(shape)}")
+    ctx.require(len(shape) in (3, 4, 5), f"only 1D, 2D and 3D pools, not rank {len(shape)}")
     n_sp = len(shape) - 2
     kern, strides, dil, geo = pool_geometry(tuple(shape), node)
     spatial = list(shape[2:])
@@ -64,6 +65,8 @@ def pool_window(ctx: Ctx, node: Node) -> list[int] | str | None:
     lo = [-b for b in geo.begin] if count_pad else [0] * n_sp
     hi = [s + e for s, e in zip(spatial, geo.end_explicit)] if count_pad else spatial
     out, begin = geo.out, geo.begin
+    if n_sp == 3:  # be_pool3d_f32's triples
+        return [nc, *spatial, *out, *kern, *strides, *dil, *begin, *lo, *hi]
     if n_sp == 1:  # one row: the height axis is a single tap
         spatial, kern, strides, dil = [1, *spatial], [1, *kern], [1, *strides], [1, *dil]
         out, begin, lo, hi = [1, *out], [0, *begin], [0, *lo], [1, *hi]
@@ -83,6 +86,11 @@ def pool(ctx: Ctx, node: Node) -> str:
         return "/* empty */"
     if window == "global":
         return _global(ctx, node, is_max)
+    if len(window) == 25:  # 3-D
+        ctx.require(dt == "float32", f"no C 3-D {node.op_type} on {dt} (float32 only)")
+        geo = ", ".join(map(str, window[1:]))
+        body = f"be_pool3d_f32({ctx.tensor(x)}, {ctx.tensor(y)}, {window[0]}, g, {int(is_max)}, threads);"
+        return f"{{ static const int g[] = {{{geo}}};\n  {body} }}"
     geo_args, count = ", ".join(map(str, window[:13])), ", ".join(map(str, window[13:]))
     if is_max:
         suffix = {"float32": "f32", "int8": "i8", "uint8": "u8"}[dt]
