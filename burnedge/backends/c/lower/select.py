@@ -1,11 +1,13 @@
 """Lowerings that pick or place input elements by index tables known at compile time: CenterCropPad, Compress
-(constant condition), EyeLike, and OneHot (constant depth).
+(constant condition), EyeLike, and OneHot (constant depth); and ReverseSequence, whose lengths arrive at run time.
 
 CenterCropPad and Compress are table copies (movement.table_code): per output axis, the input element each output
 index reads, or -1 for the zero padding; CenterCropPad crops from (d - t) // 2 and pads (t - d) // 2 before, as
 the reference does. Compress keeps the positions whose condition is true along its axis (of the flattened input
 without one). EyeLike reads only its input's static shape: its output is a constant, copied in. OneHot compares
 every index (negative ones count from depth, floats truncated as numpy's astype does) with each class.
+ReverseSequence reverses the first sequence_lens[b] steps along the time axis of each batch entry b; the step
+fails (nonzero status) on a length outside [0, steps], where the reference's indexing raises.
 """
 
 from __future__ import annotations
@@ -105,5 +107,34 @@ def one_hot(ctx: Ctx, node: Node) -> str:
         f"      if (k < 0) k += {depth};",
         f"      for (long d = 0; d < {depth}; d++) yp[(o * {depth} + d) * {inner} + i] = k == d ? v[1] : v[0];",
         "    }",
+        "}",
+    ])  # fmt: skip
+
+
+@lower("ReverseSequence")
+def reverse_sequence(ctx: Ctx, node: Node) -> str:
+    x, lens, y = node.inputs[0], node.inputs[1], node.outputs[0]
+    shape = list(ctx.shape(x))
+    ctx.require(len(shape) >= 2, f"the input has rank {len(shape)}, expected at least 2")
+    ctx.require(ctx.dtype(lens).kind in "iu", f"sequence_lens has dtype {ctx.dtype(lens)}, expected an integer")
+    b_ax = norm_axis(ctx, int(attrs(node).get("batch_axis", 1)), len(shape))
+    t_ax = norm_axis(ctx, int(attrs(node).get("time_axis", 0)), len(shape))
+    ctx.require(b_ax != t_ax, "batch_axis and time_axis are the same axis")
+    ctx.require(ctx.size(lens) == shape[b_ax], f"sequence_lens has {ctx.size(lens)} values, expected {shape[b_ax]}")
+    if ctx.size(x) == 0:
+        return "/* empty */"
+    st = dense_strides(shape)
+    ct = ctype(ctx.dtype(x))
+    nb, nt, sb, s_t = shape[b_ax], shape[t_ax], st[b_ax], st[t_ax]
+    return "\n".join([
+        "{",
+        f"  const {ct} *xp = {ctx.tensor(x)};",
+        f"  {ct} *yp = {ctx.tensor(y)};",
+        f"  const {ctype(ctx.dtype(lens))} *lens = {ctx.tensor(lens)};",
+        f"  for (long b = 0; b < {nb}; b++) if (lens[b] < 0 || lens[b] > {nt}) return 2;",
+        f"  for (long i = 0; i < {ctx.size(x)}; i++) {{",
+        f"    const long b = (i / {sb}) % {nb}, t = (i / {s_t}) % {nt}, n = (long)lens[b];",
+        f"    yp[i] = xp[i + (t < n ? n - 1 - 2 * t : 0) * {s_t}];",
+        "  }",
         "}",
     ])  # fmt: skip
