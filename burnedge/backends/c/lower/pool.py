@@ -3,12 +3,18 @@
 Window geometry comes from the same `geometry()` the numpy reference uses (explicit pads, auto_pad, ceil_mode,
 dilations), so output sizes and pads agree by construction. A pool whose one window covers the whole input (the
 classifier heads of ds_cnn, mobilenet_v1 and resnet8) runs as a global pool.
+MaxUnpool scatters X to the flat positions I (run-time indices, negative ones counting from the end as numpy's
+indexing does; one out of range fails the step) of the zero unpooled tensor, whose shape is the reference's; an
+output_shape (constant) places that tensor at the origin of a zero tensor of its shape, dropping what lies past it.
 """
 
 from __future__ import annotations
 
+import math
+
 from ....ir import Node
-from . import Ctx, lower
+from ....ops.pool import _unpool_shape
+from . import Ctx, ctype, lower
 from .layout import covers_input, nhwc_tensors, pool_geometry
 from .reduce import attr, kernel
 
@@ -97,3 +103,36 @@ def pool(ctx: Ctx, node: Node) -> str:
         fn = kernel("be_maxpool2d_f32") if suffix == "f32" else f"be_maxpool2d_{suffix}"
         return f"{fn}({ctx.tensor(x)}, {ctx.tensor(y)}, {geo_args}, threads);"
     return f"{kernel('be_avgpool2d_f32')}({ctx.tensor(x)}, {ctx.tensor(y)}, {geo_args}, {count}, threads);"
+
+
+@lower("MaxUnpool")
+def max_unpool(ctx: Ctx, node: Node) -> str:
+    x, ind, y = node.inputs[0], node.inputs[1], node.outputs[0]
+    xs, out = ctx.shape(x), ctx.shape(y)
+    ctx.require(ctx.shape(ind) == xs, f"the indices have shape {list(ctx.shape(ind))}, expected {list(xs)} (X's)")
+    ctx.require(ctx.dtype(ind).kind in "iu", f"the indices have dtype {ctx.dtype(ind)}, expected an integer")
+    a = node.attrs
+    full = [*xs[:2], *_unpool_shape(xs, a.get("kernel_shape"), a.get("pads"), a.get("strides"))]
+    ctx.require(len(out) == len(full) and list(out[:2]) == full[:2], f"the output {list(out)} does not fit X {list(xs)}")
+    if ctx.size(y) == 0:
+        return "/* empty */"
+    ct, total = ctype(ctx.dtype(x)), math.prod(full)
+    # position in Y of unpooled flat index k: its coordinates over `full`, each within `out`
+    coords = [f"c{d} = (k / {math.prod(full[d + 1 :])}) % {full[d]}" for d in range(len(full))]
+    offset = " + ".join(f"c{d} * {math.prod(out[d + 1 :])}" for d in range(len(full)))
+    inside = " && ".join(f"c{d} < {out[d]}" for d in range(len(full)))
+    return "\n".join([
+        "{",
+        f"  const {ct} *xp = {ctx.tensor(x)};",
+        f"  const {ctype(ctx.dtype(ind))} *ip = {ctx.tensor(ind)};",
+        f"  {ct} *yp = {ctx.tensor(y)};",
+        f"  memset(yp, 0, {ctx.size(y) * ctx.dtype(y).itemsize});",
+        f"  for (long i = 0; i < {ctx.size(x)}; i++) {{",
+        "    long k = (long)ip[i];",
+        f"    if (k < 0) k += {total};",
+        f"    if (k < 0 || k >= {total}) return 2;",
+        f"    const long {', '.join(coords)};",
+        f"    if ({inside}) yp[{offset}] = xp[i];",
+        "  }",
+        "}",
+    ])  # fmt: skip
