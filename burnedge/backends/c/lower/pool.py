@@ -83,9 +83,9 @@ def pool_window(ctx: Ctx, node: Node) -> list[int] | str | None:
 def pool(ctx: Ctx, node: Node) -> str:
     is_max = node.op_type == "MaxPool"
     x, y = node.inputs[0], node.outputs[0]
-    if is_max:
-        ctx.require(len(node.outputs) < 2 or not node.outputs[1], "MaxPool's Indices output is not supported")
     dt = ctx.dtype(x).name
+    if is_max and len(node.outputs) > 1 and node.outputs[1]:
+        return _max_pool_indices(ctx, node)
     ctx.require(dt == "float32" or (is_max and dt in ("int8", "uint8")), f"no C {node.op_type} on {dt}")
     window = pool_window(ctx, node)
     if window is None:
@@ -105,6 +105,43 @@ def pool(ctx: Ctx, node: Node) -> str:
     return f"{kernel('be_avgpool2d_f32')}({ctx.tensor(x)}, {ctx.tensor(y)}, {geo_args}, {count}, threads);"
 
 
+def _max_pool_indices(ctx: Ctx, node: Node) -> str:
+    """MaxPool with its Indices output (1-D and 2-D, float32): a direct loop over each window's taps in order, the
+    first strict maximum winning and padding counting as -inf, as the reference; the index is the winner's flat
+    position in the input, its spatial axes row-major (storage_order 0) or column-major (1)."""
+    x, y, ind = node.inputs[0], node.outputs[0], node.outputs[1]
+    ctx.require(ctx.dtype(x).name == "float32", f"no C MaxPool with Indices on {ctx.dtype(x)} (float32 only)")
+    w = pool_window(ctx, node)
+    ctx.require(w != "global" and (w is None or len(w) == 17), "MaxPool's Indices: 1-D and 2-D windows only")
+    if w is None:
+        return "/* empty */"
+    nc, ih, iw, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw = w[:13]
+    flat = "iy * IW + ix" if not int(attr(node, "storage_order", 0)) else "ix * IH + iy"
+    return "\n".join([
+        "{",
+        f"  const float *xp = {ctx.tensor(x)};",
+        f"  float *yp = {ctx.tensor(y)};",
+        f"  int64_t *ip = {ctx.tensor(ind)};",
+        f"  const long IH = {ih}, IW = {iw};",
+        f"  for (long p = 0; p < {nc}; p++)",
+        f"    for (long oy = 0; oy < {oh}; oy++)",
+        f"      for (long ox = 0; ox < {ow}; ox++) {{",
+        "        float best = 0.0f;",
+        "        int64_t at = 0;",
+        f"        for (long ky = 0; ky < {kh}; ky++)",
+        f"          for (long kx = 0; kx < {kw}; kx++) {{",
+        f"            const long iy = oy * {sh} + ky * {dh} - {ph}, ix = ox * {sw} + kx * {dw} - {pw};",
+        "            const int in = iy >= 0 && iy < IH && ix >= 0 && ix < IW;",
+        "            const float v = in ? xp[p * IH * IW + iy * IW + ix] : -INFINITY;",
+        f"            if ((ky == 0 && kx == 0) || v > best) {{ best = v; at = p * IH * IW + {flat}; }}",
+        "          }",
+        f"        yp[(p * {oh} + oy) * {ow} + ox] = best;",
+        f"        ip[(p * {oh} + oy) * {ow} + ox] = at;",
+        "      }",
+        "}",
+    ])  # fmt: skip
+
+
 @lower("MaxUnpool")
 def max_unpool(ctx: Ctx, node: Node) -> str:
     x, ind, y = node.inputs[0], node.inputs[1], node.outputs[0]
@@ -113,7 +150,9 @@ def max_unpool(ctx: Ctx, node: Node) -> str:
     ctx.require(ctx.dtype(ind).kind in "iu", f"the indices have dtype {ctx.dtype(ind)}, expected an integer")
     a = node.attrs
     full = [*xs[:2], *_unpool_shape(xs, a.get("kernel_shape"), a.get("pads"), a.get("strides"))]
-    ctx.require(len(out) == len(full) and list(out[:2]) == full[:2], f"the output {list(out)} does not fit X {list(xs)}")
+    ctx.require(
+        len(out) == len(full) and list(out[:2]) == full[:2], f"the output {list(out)} does not fit X {list(xs)}"
+    )
     if ctx.size(y) == 0:
         return "/* empty */"
     ct, total = ctype(ctx.dtype(x)), math.prod(full)

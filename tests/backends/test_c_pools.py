@@ -1,5 +1,6 @@
 """C backend vs onnxruntime on 3-D MaxPool and AveragePool (strides, dilations, explicit and auto pads, ceil mode,
-count_include_pad, odd sizes, 2 threads) and on MaxUnpool (1-D to 3-D, run-time indices)."""
+count_include_pad, odd sizes, 2 threads), MaxPool's Indices output (1-D and 2-D, both storage orders) and MaxUnpool
+(1-D to 3-D, run-time indices)."""
 
 from __future__ import annotations
 
@@ -56,3 +57,22 @@ def test_max_unpool_index_out_of_range_fails_the_run():
     node = helper.make_node("MaxUnpool", ["v", "i"], ["y"], kernel_shape=[2], strides=[2])
     with pytest.raises(burnedge.BurnedgeError, match="error 2"):
         run_c(one_node_model(node, feeds, TensorProto.FLOAT, 11), feeds)
+
+
+@pytest.mark.parametrize(
+    "shape,attrs",
+    [((2, 3, 9, 8), {"kernel_shape": [3, 2], "strides": [2, 2], "pads": [1, 0, 1, 1]}),
+     ((1, 2, 7, 7), {"kernel_shape": [3, 3], "dilations": [2, 1], "ceil_mode": 1, "strides": [2, 2]}),
+     ((2, 2, 11), {"kernel_shape": [4], "strides": [3], "pads": [2, 1]})],
+)  # fmt: skip
+@pytest.mark.parametrize("storage_order", [0, 1])
+def test_max_pool_indices(shape, attrs, storage_order):
+    x = np.round(RNG.standard_normal(shape) * 2).astype(np.float32)  # many ties: the first maximum wins
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], storage_order=storage_order, **attrs)
+    outs = [helper.make_tensor_value_info(n, t, None) for n, t in (("y", TensorProto.FLOAT), ("i", TensorProto.INT64))]
+    graph = helper.make_graph([node], "p", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)], outs)
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+    want = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    got = burnedge.Session(burnedge.load(proto), backend="c", threads=2).run({"x": x})
+    np.testing.assert_array_equal(got["y"], want[0])
+    np.testing.assert_array_equal(got["i"], want[1])
