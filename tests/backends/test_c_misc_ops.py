@@ -1,6 +1,6 @@
 """C backend vs onnxruntime (and torch for CumProd, which onnxruntime lacks) on shapes the ONNX node tests do not
 cover: Trilu, CumSum / CumProd with a run-time axis, GridSample, LpPool, BitShift, float64 ReduceLogSumExp,
-Hardmax and ScatterElements; odd sizes, 2 threads, and run-time values out of range."""
+Hardmax, ScatterElements and Scatter; odd sizes, 2 threads, and run-time values out of range."""
 
 from __future__ import annotations
 
@@ -126,6 +126,16 @@ def test_scatter_elements(reduction, dtype):
     if reduction == "none":  # without a reduction, duplicates have no defined result: distinct indices per lane
         feeds["idx"] = np.stack([np.roll(np.arange(6), i)[:5] for i in range(6)])[:3, :, None].repeat(2, 2)
     _check(node, feeds, 18)
+
+
+@pytest.mark.parametrize("axis", [0, -1])
+def test_scatter_before_opset_11(axis):
+    """Scatter (opsets 9 and 10) is ScatterElements without a reduction."""
+    data = RNG.standard_normal((5, 4)).astype(np.float32)
+    idx = np.stack([RNG.permutation(5 if axis == 0 else 4)[:3] for _ in range(3)])
+    idx = idx.T if axis == 0 else idx  # distinct indices per lane
+    feeds = {"data": data, "idx": idx.astype(np.int64), "upd": RNG.standard_normal(idx.shape).astype(np.float32)}
+    _check(helper.make_node("Scatter", ["data", "idx", "upd"], ["y"], axis=axis), feeds, 10)
 
 
 def test_scatter_elements_index_out_of_range_fails_the_run():

@@ -1,4 +1,4 @@
-"""Lowerings of three small ops: Hardmax, BitShift and ScatterElements.
+"""Lowerings of three small ops: Hardmax, BitShift and ScatterElements (and Scatter, its name before opset 11).
 
 Hardmax follows Softmax's axis rules (2D at `axis` before opset 13, one axis from 13). BitShift is generated as
 an elementwise loop (broadcasting like every binary op); a shift by the type's width or more gives 0, as numpy
@@ -46,7 +46,7 @@ def bit_shift(ctx: Ctx, node: Node) -> str:
     return gen_loop(ctx, y, [x, node.inputs[1]], body)
 
 
-@lower("ScatterElements")
+@lower("ScatterElements", "Scatter")
 def scatter_elements(ctx: Ctx, node: Node) -> str:
     data, ind, upd, y = node.inputs[0], node.inputs[1], node.inputs[2], node.outputs[0]
     dt = ctx.dtype(data).name
