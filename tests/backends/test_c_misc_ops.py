@@ -1,6 +1,6 @@
 """C backend vs onnxruntime (and torch for CumProd, which onnxruntime lacks) on shapes the ONNX node tests do not
 cover: Trilu, CumSum / CumProd with a run-time axis, GridSample, LpPool, BitShift, float64 ReduceLogSumExp,
-Hardmax, ScatterElements and Scatter; odd sizes, 2 threads, and run-time values out of range."""
+Hardmax, ScatterElements, Scatter and TensorScatter; odd sizes, 2 threads, and run-time values out of range."""
 
 from __future__ import annotations
 
@@ -141,5 +141,26 @@ def test_scatter_before_opset_11(axis):
 def test_scatter_elements_index_out_of_range_fails_the_run():
     feeds = {"data": np.zeros((2, 3), np.float32), "idx": np.array([[3]], np.int64), "upd": np.ones((1, 1), np.float32)}
     proto = _model(helper.make_node("ScatterElements", ["data", "idx", "upd"], ["y"], axis=1), feeds, 1, 18)
+    with pytest.raises(burnedge.BurnedgeError, match="error 2"):
+        _c(proto, feeds)
+
+
+@pytest.mark.parametrize("mode", ["linear", "circular"])
+@pytest.mark.parametrize("axis", [-2, 1])
+def test_tensor_scatter(mode, axis):
+    """The KV-cache update at run-time write indices, against the numpy reference (onnxruntime 1.32 lacks it)."""
+    cache_shape, upd_shape = ([3, 2, 7, 5], [3, 2, 3, 5]) if axis == -2 else ([3, 7, 4], [3, 2, 4])
+    feeds = {"cache": RNG.standard_normal(cache_shape).astype(np.float32),
+             "upd": RNG.standard_normal(upd_shape).astype(np.float32),
+             "at": np.array([0, 4, 6 if mode == "circular" else 4], np.int64)}  # fmt: skip
+    node = helper.make_node("TensorScatter", ["cache", "upd", "at"], ["y"], axis=axis, mode=mode)
+    proto = _model(node, feeds, TensorProto.FLOAT, 24)
+    want = burnedge.Session(burnedge.load(proto), backend="numpy").run(feeds)["y"]
+    np.testing.assert_array_equal(_c(proto, feeds), want)
+
+
+def test_tensor_scatter_past_the_cache_fails_the_run():
+    feeds = {"cache": np.zeros((1, 4, 2), np.float32), "upd": np.ones((1, 2, 2), np.float32), "at": np.array([3])}
+    proto = _model(helper.make_node("TensorScatter", ["cache", "upd", "at"], ["y"], axis=1), feeds, 1, 24)
     with pytest.raises(burnedge.BurnedgeError, match="error 2"):
         _c(proto, feeds)
