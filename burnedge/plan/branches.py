@@ -15,7 +15,10 @@ step's scratch memory (only one of them runs, so the two share those bytes).
 3. `placed`: a branch plan moved to the If step's scratch, its external tensors at the enclosing plan's offsets:
    what a backend lowers the branch's steps with. The If's outputs are copies of the chosen branch's outputs.
 
-Loop and Scan bodies are not planned here (their carried state would need a loop in the plan).
+A Scan's body (`plan_scan`) is planned the same way, over the Scan step's scratch, with one difference: its
+inputs (the state and one slice of each scan input, typed from the Scan's inputs) are tensors of its own plan,
+which the backend fills before each iteration; only the values it reads from enclosing scopes are external.
+Loop bodies are not planned here (a Loop the importer cannot unroll stays on the numpy backend).
 """
 
 from __future__ import annotations
@@ -26,10 +29,10 @@ from dataclasses import dataclass, replace
 from .. import limits
 from ..errors import ModelError
 from ..importers.onnx import infer_and_fold  # the importer's typing and folding, applied to one branch
-from ..ir import Graph, Node
+from ..ir import Graph, Node, Value
 from .arena import Plan, make_plan
 
-__all__ = ["BRANCHES", "BranchPlans", "branch_graph", "placed", "plan_if"]
+__all__ = ["BRANCHES", "BranchPlans", "branch_graph", "placed", "plan_if", "plan_scan", "scan_body_graph"]
 
 BRANCHES = ("then_branch", "else_branch")
 
@@ -86,3 +89,36 @@ def placed(plan: Plan, base: int, outer: dict[str, int]) -> Plan:
     scratch = {s: (base + off, size) for s, (off, size) in plan.scratch.items()}
     moved = [base + off for off in plan.buffer_offsets]
     return replace(plan, buffer_offsets=moved, offsets=offsets, scratch=scratch)
+
+
+def scan_body_graph(graph: Graph, node: Node) -> Graph:
+    """The body of Scan `node` (opset 9+, in `graph`) as a static Graph: its inputs are the body's own (the states
+    shaped as the Scan's initial states, each scan input's slice shaped as that input without its scan axis), then
+    the non-constant tensors of `graph` it reads (node.captures)."""
+    body: Graph = node.attrs["body"]
+    n_scan = int(node.attrs["num_scan_inputs"])
+    n_states = len(node.inputs) - n_scan
+    axes = list(node.attrs.get("scan_input_axes") or [0] * n_scan)
+    if len(body.inputs) != len(node.inputs):
+        raise ModelError(f"node {node.name!r} (Scan): its body takes {len(body.inputs)} inputs for {len(node.inputs)}")
+    values = {n: graph.values[n] for n in node.captures}
+    values.update((n, v) for n, v in body.values.items() if v.is_const)
+    for k, (b, x) in enumerate(zip(body.inputs, node.inputs)):
+        v = graph.values[x]
+        shape = tuple(v.shape)
+        if k >= n_states:
+            ax = axes[k - n_states] % len(shape)
+            shape = shape[:ax] + shape[ax + 1 :]
+        values[b] = Value(b, v.dtype, shape)
+    inputs = list(body.inputs) + [n for n in node.captures if not values[n].is_const]
+    g = Graph(f"{node.name}/body", inputs, list(body.outputs), list(body.nodes), values, graph.opset)
+    infer_and_fold(g)
+    g.prune()
+    return g
+
+
+def plan_scan(graph: Graph, node: Node, scratch: Callable[[Graph, Node], int]) -> Plan:
+    """Plans the body of Scan `node` from offset 0 of the Scan step's scratch; its captures stay external."""
+    g = scan_body_graph(graph, node)
+    external = frozenset(n for n in g.inputs if n in node.captures)
+    return make_plan(g, lambda n: scratch(g, n), external=external)

@@ -1,48 +1,21 @@
 """C backend vs onnxruntime (and torch for CumProd, which onnxruntime lacks) on shapes the ONNX node tests do not
 cover: Trilu, CumSum / CumProd with a run-time axis, GridSample, LpPool, BitShift, float64 ReduceLogSumExp,
-Hardmax and ScatterElements; odd sizes, 2 threads, and run-time values out of range."""
+Hardmax, ScatterElements, Scatter and TensorScatter; odd sizes, 2 threads, and run-time values out of range."""
 
 from __future__ import annotations
 
 import numpy as np
-import onnxruntime as ort
 import pytest
 import torch
 from onnx import TensorProto, helper
 
 import burnedge
 
+from .c_helpers import check_node as _check
+from .c_helpers import one_node_model as _model
+from .c_helpers import run_c as _c
+
 RNG = np.random.default_rng(17)
-ONNX_TYPE = {np.dtype(t): v for t, v in [
-    (np.float32, TensorProto.FLOAT), (np.float64, TensorProto.DOUBLE), (np.int32, TensorProto.INT32),
-    (np.int64, TensorProto.INT64), (np.uint8, TensorProto.UINT8), (np.uint16, TensorProto.UINT16),
-    (np.uint32, TensorProto.UINT32), (np.uint64, TensorProto.UINT64)]}  # fmt: skip
-
-
-def _model(node, feeds: dict, out_type, opset: int):
-    ins = [helper.make_tensor_value_info(k, ONNX_TYPE[v.dtype], v.shape) for k, v in feeds.items()]
-    out = helper.make_tensor_value_info("y", out_type, None)
-    graph = helper.make_graph([node], "g", ins, [out])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-
-
-def _c(proto, feeds: dict) -> np.ndarray:
-    return burnedge.Session(burnedge.load(proto), backend="c", threads=2).run(feeds)["y"]
-
-
-def _check(node, feeds: dict, opset: int, out_type=None, want=None, tol=1e-5):
-    """Runs the one-node model on C (2 threads) and compares with onnxruntime (or `want`)."""
-    out_type = out_type or ONNX_TYPE[next(iter(feeds.values())).dtype]
-    proto = _model(node, feeds, out_type, opset)
-    if want is None:
-        sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
-        want = sess.run(["y"], feeds)[0]
-    got = _c(proto, feeds)
-    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape, got.dtype, want.dtype)
-    if want.dtype.kind == "f":
-        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * max(1.0, float(np.abs(want).max())))
-    else:
-        np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("upper", [0, 1])
@@ -162,3 +135,34 @@ def test_scatter_elements_index_out_of_range_skips_the_update():
     want = burnedge.Session(burnedge.load(proto), backend="numpy").run(feeds)["y"]
     np.testing.assert_array_equal(want, feeds["data"])
     np.testing.assert_array_equal(_c(proto, feeds), want)
+
+
+@pytest.mark.parametrize("axis", [0, -1])
+def test_scatter_before_opset_11(axis):
+    """Scatter (opsets 9 and 10) is ScatterElements without a reduction."""
+    data = RNG.standard_normal((5, 4)).astype(np.float32)
+    idx = np.stack([RNG.permutation(5 if axis == 0 else 4)[:3] for _ in range(3)])
+    idx = idx.T if axis == 0 else idx  # distinct indices per lane
+    feeds = {"data": data, "idx": idx.astype(np.int64), "upd": RNG.standard_normal(idx.shape).astype(np.float32)}
+    _check(helper.make_node("Scatter", ["data", "idx", "upd"], ["y"], axis=axis), feeds, 10)
+
+
+@pytest.mark.parametrize("mode", ["linear", "circular"])
+@pytest.mark.parametrize("axis", [-2, 1])
+def test_tensor_scatter(mode, axis):
+    """The KV-cache update at run-time write indices, against the numpy reference (onnxruntime 1.32 lacks it)."""
+    cache_shape, upd_shape = ([3, 2, 7, 5], [3, 2, 3, 5]) if axis == -2 else ([3, 7, 4], [3, 2, 4])
+    feeds = {"cache": RNG.standard_normal(cache_shape).astype(np.float32),
+             "upd": RNG.standard_normal(upd_shape).astype(np.float32),
+             "at": np.array([0, 4, 6 if mode == "circular" else 4], np.int64)}  # fmt: skip
+    node = helper.make_node("TensorScatter", ["cache", "upd", "at"], ["y"], axis=axis, mode=mode)
+    proto = _model(node, feeds, TensorProto.FLOAT, 24)
+    want = burnedge.Session(burnedge.load(proto), backend="numpy").run(feeds)["y"]
+    np.testing.assert_array_equal(_c(proto, feeds), want)
+
+
+def test_tensor_scatter_past_the_cache_fails_the_run():
+    feeds = {"cache": np.zeros((1, 4, 2), np.float32), "upd": np.ones((1, 2, 2), np.float32), "at": np.array([3])}
+    proto = _model(helper.make_node("TensorScatter", ["cache", "upd", "at"], ["y"], axis=1), feeds, 1, 24)
+    with pytest.raises(burnedge.BurnedgeError, match="error 2"):
+        _c(proto, feeds)

@@ -274,14 +274,14 @@ def test_export_errors(onnx_path, tmp_path):
     model = burnedge.load(onnx_path, input_shapes={"x": (4, 6)})
     with pytest.raises(bundle.BundleError, match="input_shapes applies to a model path"):
         export(model, tmp_path / "m.bedge", input_shapes={"x": (4, 6)})
-    det = helper.make_graph(
-        [helper.make_node("Det", ["x"], ["y"], name="det")],
-        "det",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 3])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])],
+    mvn = helper.make_graph(  # an op the C backend has no kernel for
+        [helper.make_node("MeanVarianceNormalization", ["x"], ["y"], name="mvn")],
+        "mvn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 2, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 2, 2])],
     )
-    with pytest.raises(burnedge.UnsupportedOpError, match="Det .*'det'"):
-        export(helper.make_model(det, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "d.bedge")
+    with pytest.raises(burnedge.UnsupportedOpError, match="MeanVarianceNormalization .*'mvn'"):
+        export(helper.make_model(mvn, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "d.bedge")
     assert list(tmp_path.iterdir()) == []
 
 

@@ -30,6 +30,15 @@ static inline int64_t be_floor_mod(int64_t a, int64_t b) {
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 
+/* integer power wrapping like numpy's (mod 2^bits); a negative exponent gives 0 but for the bases 1 and -1 */
+static inline int64_t be_powi(int64_t b, int64_t e) {
+    if (e < 0) return b == 1 ? 1 : (b == -1 ? ((e & 1) ? -1 : 1) : 0);
+    uint64_t r = 1, x = (uint64_t)b;
+    for (; e; e >>= 1, x *= x)
+        if (e & 1) r *= x;
+    return (int64_t)r;
+}
+
 /* epilogue activations of FusedConv / FusedGemm / FusedMatMul (see burnedge/ops/fused.py) */
 enum be_act {
     BE_ACT_NONE = 0, BE_ACT_RELU, BE_ACT_CLIP, BE_ACT_LEAKY_RELU, BE_ACT_HARD_SIGMOID, BE_ACT_HARD_SWISH,

@@ -19,9 +19,10 @@ typedef struct {
     int OH, OW;          /* output size */
 } be_conv_geo;
 
-/* Conv as GEMM: wpack holds, per group, the (M/G) x (C/G*KH*KW) weights in A panels (gemm.h).
+/* Conv as GEMM: wpack holds, per group, the (M/G) x (C/G*KH*KW) weights in A panels (gemm.h), or when `packed`
+ * is 0 the weights as ONNX lays them out (M x C/G*KH*KW: weights that arrive at run time).
  * scratch: be_conv_scratch floats. */
-void be_conv2d_f32(const float *x, const float *wpack, float *y, const be_epi *e, const be_conv_geo *g,
+void be_conv2d_f32(const float *x, const float *wpack, int packed, float *y, const be_epi *e, const be_conv_geo *g,
                    float *scratch, int threads);
 static inline long be_conv_scratch(const be_conv_geo *g) {
     return be_gemm_scratch((long)(g->C / g->G) * g->KH * g->KW);
@@ -42,10 +43,11 @@ static inline long be_dwconv_scratch(const be_conv_geo *g) {
     return (long)BE_DENSE_MAX_THREADS * hp * g->sw * be_dwconv_row(g) + 64;
 }
 
-/* ConvTranspose: wpack holds, per group, the (M/G*KH*KW) x (C/G) transposed weights in A panels; bias may be
- * NULL; (ph, pw) is where the output window starts in the full output. scratch: be_convt_scratch floats. */
-void be_convt2d_f32(const float *x, const float *wpack, const float *bias, float *y, const be_conv_geo *g,
-                    float *scratch, int threads);
+/* ConvTranspose: wpack holds, per group, the (M/G*KH*KW) x (C/G) transposed weights in A panels, or when
+ * `packed` is 0 the weights as ONNX lays them out (C x M/G*KH*KW); bias may be NULL; (ph, pw) is where the output
+ * window starts in the full output. scratch: be_convt_scratch floats. */
+void be_convt2d_f32(const float *x, const float *wpack, int packed, const float *bias, float *y,
+                    const be_conv_geo *g, float *scratch, int threads);
 static inline long be_convt_scratch(const be_conv_geo *g) {
     return (long)(g->M / g->G) * g->KH * g->KW * g->H * g->W + be_gemm_scratch(g->C / g->G);
 }

@@ -24,6 +24,10 @@ void be_avgpool2d_f32_portable(const float *x, float *y, long nc, int ih, int iw
                                int sh, int sw, int dh, int dw, int ph, int pw, int clo_h, int chi_h, int clo_w,
                                int chi_w, int threads);
 
+/* 3-D MaxPool (is_max) or AveragePool of nc NCDHW volumes (pool3d.c). g holds 8 triples (depth, height, width):
+ * input size, output size, kernel, stride, dilation, begin pad, and the counting region's [clo, chi). */
+void be_pool3d_f32(const float *x, float *y, long nc, const int *g, int is_max, int threads);
+
 void be_global_avgpool_f32(const float *x, float *y, long nc, long size, int threads);
 void be_global_avgpool_f32_portable(const float *x, float *y, long nc, long size, int threads);
 void be_global_maxpool_f32(const float *x, float *y, long nc, long size, int threads);

@@ -9,8 +9,13 @@ burnedge.plan.branches plans each branch as a graph of its own over the If step'
 those bytes: only one runs); the tensors a branch reads from the enclosing graph stay where that plan put them. A
 branch's steps are the same lowerings as the main graph's, through a Ctx over the placed branch plan, so If nests.
 Its constants join the one weights blob under names prefixed by the branch (two branches may reuse a name).
-Loop and Scan stay on the numpy backend: their bodies carry state from one iteration to the next, which this
-plan of straight-line steps does not have.
+
+Scan (opset 9+) runs its body's steps in a C loop over the scan length, the body planned over the Scan step's
+scratch (plan.branches.plan_scan). The Scan's state outputs carry the state: they start as copies of the initial
+states; each iteration copies them into the body's state inputs and the step's slice of every scan input (along
+its axis, reversed where its direction says so) into the body's scan inputs, runs the body, then copies the body's
+state outputs back and its scan outputs into their slice of the Scan's outputs. Loop stays on the numpy backend
+unless the importer unrolls it; opset-8 Scan (batched, with sequence_lens) too.
 """
 
 from __future__ import annotations
@@ -19,8 +24,10 @@ from dataclasses import dataclass, field
 
 from ....ir import Graph, Node
 from ....plan import Plan
-from ....plan.branches import BRANCHES, placed, plan_if
+from ....plan.branches import BRANCHES, placed, plan_if, plan_scan
 from . import Ctx, find, label, lower, step_scratch
+from .movement import copy_code, dense_strides
+from .views import share_or_copy
 
 __all__ = ["branch_problem"]
 
@@ -69,12 +76,12 @@ def _weight_key(ctx: Ctx, name: str) -> str:
     return ctx.keys.get(name, ctx.prefix + name) if isinstance(ctx, _BranchCtx) else name
 
 
-def _branch(ctx: Ctx, node: Node, attr: str, plan: Plan) -> str:
-    """The C of one branch: its steps, then copies of its outputs to the If's outputs."""
+def _sub_ctx(ctx: Ctx, node: Node, attr: str, plan: Plan) -> _BranchCtx:
+    """A Ctx over subgraph `attr`'s plan placed in the step's scratch; its own constants get the node's prefix."""
     base = ctx.plan.scratch[ctx.step][0] if ctx.step in ctx.plan.scratch else 0
     outer = ctx.graph.values
     keys = {n: _weight_key(ctx, n) for n, v in plan.graph.values.items() if v.is_const and outer.get(n) is v}
-    sub = _BranchCtx(
+    return _BranchCtx(
         placed(plan, base, ctx.plan.offsets),
         ctx.weights,
         weight_bytes=ctx.weight_bytes,
@@ -82,14 +89,27 @@ def _branch(ctx: Ctx, node: Node, attr: str, plan: Plan) -> str:
         prefix=f"{_weight_key(ctx, node.name)}/{attr}/",
         keys=keys,
     )
+
+
+def _steps(sub: _BranchCtx, node: Node, attr: str) -> list[str]:
+    """The C of every step of a subgraph's plan, each in its own block."""
     lines = []
     for step, inner in enumerate(sub.plan.steps):
         sub.step, sub.node = step, inner
         lowering = find(inner)
-        sub.require(lowering is not None, f"no C kernel for {inner.op.key} (in the {attr} of If {node.name!r})")
+        sub.require(
+            lowering is not None, f"no C kernel for {inner.op.key} (in the {attr} of {node.op_type} {node.name!r})"
+        )
         lines.append(f"{{ /* {label(inner)} */")
         lines.extend("  " + line for line in lowering.fn(sub, inner).splitlines())
         lines.append("}")
+    return lines
+
+
+def _branch(ctx: Ctx, node: Node, attr: str, plan: Plan) -> str:
+    """The C of one branch: its steps, then copies of its outputs to the If's outputs."""
+    sub = _sub_ctx(ctx, node, attr, plan)
+    lines = _steps(sub, node, attr)
     for out, y in zip(sub.graph.outputs, node.outputs):
         nbytes = ctx.graph.values[y].nbytes if y else 0
         if nbytes:
@@ -109,3 +129,71 @@ def if_(ctx: Ctx, node: Node) -> str:
     test = f"{ctx.tensor(cond)}[0]"
     body = ["  " + line for line in then.splitlines()], ["  " + line for line in other.splitlines()]
     return "\n".join([f"if ({test}) {{", *body[0], "} else {", *body[1], "}"])
+
+
+def _scan_scratch(graph: Graph, node: Node) -> int:
+    return plan_scan(graph, node, step_scratch).arena_bytes if node.op.since >= 9 else 0
+
+
+def _slice_copy(ctx: Ctx, whole: str, shape: tuple[int, ...], axis: int, at: str, part: str, into_whole: bool) -> str:
+    """C copying slice `at` (a C expression) along `axis` of tensor `whole` (of `shape`, in ctx's arena) to or from
+    the dense tensor pointer `part`."""
+    st = dense_strides(shape)
+    sub_shape = [d for a, d in enumerate(shape) if a != axis]
+    sub_st = [s for a, s in enumerate(st) if a != axis]
+    isz = ctx.dtype(whole).itemsize
+    base = f"({ctx.tensor(whole, 'uint8_t')} + ({at}) * {st[axis] * isz})"
+    if into_whole:
+        return copy_code(base, part, isz, sub_shape, sub_st, dense_strides(sub_shape))
+    return copy_code(part, base, isz, sub_shape, dense_strides(sub_shape), sub_st)
+
+
+@lower("Scan", scratch=_scan_scratch)
+def scan(ctx: Ctx, node: Node) -> str:
+    ctx.require(node.op.since >= 9, "opset-8 Scan (batched, with sequence_lens) has no C lowering")
+    why = branch_problem(node)
+    ctx.require(why is None, why or "")
+    n_scan = int(node.attrs["num_scan_inputs"])
+    n_states = len(node.inputs) - n_scan
+    states, seqs = node.inputs[:n_states], node.inputs[n_states:]
+    ctx.require(all(node.outputs[:n_states]), "every final state must be an output (it carries the state)")
+    in_axes = [int(a) for a in node.attrs.get("scan_input_axes") or [0] * n_scan]
+    in_dirs = [int(d) for d in node.attrs.get("scan_input_directions") or [0] * n_scan]
+    n_out = len(node.outputs) - n_states
+    out_axes = [int(a) for a in node.attrs.get("scan_output_axes") or [0] * n_out]
+    out_dirs = [int(d) for d in node.attrs.get("scan_output_directions") or [0] * n_out]
+    in_axes = [a % len(ctx.shape(x)) for a, x in zip(in_axes, seqs)]
+    lengths = {ctx.shape(x)[a] for a, x in zip(in_axes, seqs)}
+    ctx.require(len(lengths) == 1, f"the scan inputs have lengths {sorted(lengths)}, expected one")
+    steps = lengths.pop()
+    plan = plan_scan(ctx.graph, node, step_scratch)
+    lines = [share_or_copy(ctx, x, y) for x, y in zip(states, node.outputs)]
+    for x in seqs:  # constant scan inputs join the weights now: the body's Ctx continues the blob from here
+        ctx.tensor(x)
+    sub = _sub_ctx(ctx, node, "body", plan)
+    body_in, body_out = plan.graph.inputs, plan.graph.outputs
+    if steps == 0:
+        return "\n".join(lines)
+    loop = [f"for (long t = 0; t < {steps}; t++) {{"]
+    for b, y in zip(body_in, node.outputs[:n_states]):
+        if b in sub.plan.offsets:
+            loop.append(
+                f"  memcpy({sub.tensor(b, 'uint8_t')}, {ctx.tensor(y, 'uint8_t')}, {ctx.graph.values[y].nbytes});"
+            )
+    for j, (b, x) in enumerate(zip(body_in[n_states:], seqs)):
+        if b in sub.plan.offsets:
+            at = f"{steps - 1} - t" if in_dirs[j] else "t"
+            code = _slice_copy(ctx, x, ctx.shape(x), in_axes[j], at, sub.tensor(b, "uint8_t"), False)
+            loop += ["  " + line for line in code.splitlines()]
+    loop += ["  " + line for line in _steps(sub, node, "body")]
+    for o, y in zip(body_out, node.outputs[:n_states]):
+        loop.append(f"  memcpy({ctx.tensor(y, 'uint8_t')}, {sub.tensor(o, 'uint8_t')}, {ctx.graph.values[y].nbytes});")
+    for k, (o, y) in enumerate(zip(body_out[n_states:], node.outputs[n_states:])):
+        if not y:
+            continue
+        shape = ctx.shape(y)
+        at = f"{steps - 1} - t" if out_dirs[k] else "t"
+        code = _slice_copy(ctx, y, shape, out_axes[k] % len(shape), at, sub.tensor(o, "uint8_t"), True)
+        loop += ["  " + line for line in code.splitlines()]
+    ctx.weight_bytes = sub.weight_bytes
+    return "\n".join([*lines, *loop, "}"])

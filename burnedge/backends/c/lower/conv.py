@@ -17,7 +17,8 @@ Kernels, chosen per node from the constant shapes and those layouts:
   8 output channels, no residual (vectorised along output pixels, the weights broadcast; weights in groups of 4
   output channels);
 - otherwise the NCHW kernels: be_conv2d_f32 (im2col + GEMM, weights as A panels; 1x1 convs read the input in
-  place) and be_dwconv2d_f32 (width-vectorised).
+  place) and be_dwconv2d_f32 (width-vectorised). They also take weights that arrive at run time (a graph input or
+  a computed tensor), read in ONNX's layout where constant ones are packed; ConvTranspose likewise.
 """
 
 from __future__ import annotations
@@ -106,11 +107,11 @@ def conv(ctx: Ctx, node: Node) -> str:
     _require_f32(ctx, node)
     ctx.require(conv_geo(ctx.graph, node) is not None, "only 1-D and 2-D convolutions are supported")
     kind, f, flags = _plan(ctx.graph, node)
-    w = ctx.const(node.inputs[1])
-    ctx.require(w is not None, "the weights must be constant")
+    w = ctx.const(node.inputs[1])  # None: run-time weights, which only the NCHW kernels read unpacked
     c, m, g, kh, kw = f[1], f[4], f[5], f[6], f[7]
     ohw = f[14] * f[15]
-    w = w.astype(np.float32).reshape(m, -1, kh, kw)
+    if w is not None:
+        w = w.astype(np.float32).reshape(m, -1, kh, kw)
     bias, res = _input(node, 2), _input(node, 3) if node.op.domain == "burnedge" else ""
     res_nhwc = bool(res) and res in nhwc_tensors(ctx.graph)
     if kind in ("nhwc", "wino", "dwc", "stem"):  # rows = pixels, columns = channels
@@ -143,13 +144,16 @@ def conv(ctx: Ctx, node: Node) -> str:
         mat[:, :c] = w.reshape(c, kh * kw).T
         wk = ctx.pack(f"dense:dwc:{key}", mat)
         call = f"be_dwconv_nhwc_f32({x}, {wk}, {y}, &ep, &geo, {flags}, {ctx.scratch()}, threads);"
-    elif kind == "dw":
-        wk = ctx.pack(f"dense:dw:{key}", w.reshape(m, -1))
+    elif kind == "dw":  # the kernel reads ONNX's layout: run-time weights as they are
+        wk = ctx.pack(f"dense:dw:{key}", w.reshape(m, -1)) if w is not None else ctx.tensor(key)
         call = f"be_dwconv2d_f32({x}, {wk}, {y}, &ep, &geo, {ctx.scratch()}, threads);"
     else:
-        mats = w.reshape(g, m // g, -1)
-        wk = ctx.pack(f"dense:conv:{key}:{g}", np.concatenate([pack_a(mg) for mg in mats]))
-        call = f"be_conv2d_f32({x}, {wk}, {y}, &ep, &geo, {ctx.scratch()}, threads);"
+        if w is not None:
+            mats = w.reshape(g, m // g, -1)
+            wk = ctx.pack(f"dense:conv:{key}:{g}", np.concatenate([pack_a(mg) for mg in mats]))
+        else:
+            wk = ctx.tensor(key)
+        call = f"be_conv2d_f32({x}, {wk}, {int(w is not None)}, {y}, &ep, &geo, {ctx.scratch()}, threads);"
     return "\n".join(["{", f"  {geo}", f"  const be_epi ep = {epi};", f"  {call}", "}"])
 
 
@@ -186,12 +190,15 @@ def conv_transpose(ctx: Ctx, node: Node) -> str:
     ctx.require(f is not None, "only 1-D and 2-D transposed convolutions are supported")
     ctx.require(min(f[12], f[13]) >= 0, "negative output offsets are not supported")
     w = ctx.const(node.inputs[1])
-    ctx.require(w is not None, "the weights must be constant")
     c, g = f[1], f[5]
-    wt = w.astype(np.float32).reshape(g, c // g, -1).transpose(0, 2, 1)  # (G, Mg*KK, Cg)
-    wk = ctx.pack(f"dense:convt:{node.inputs[1]}:{g}", np.concatenate([pack_a(mat) for mat in wt]))
+    if w is not None:
+        wt = w.astype(np.float32).reshape(g, c // g, -1).transpose(0, 2, 1)  # (G, Mg*KK, Cg)
+        wk = ctx.pack(f"dense:convt:{node.inputs[1]}:{g}", np.concatenate([pack_a(mat) for mat in wt]))
+    else:  # run-time weights: the kernel reads ONNX's layout
+        wk = ctx.tensor(node.inputs[1])
     bias = _input(node, 2)
     x, y = ctx.tensor(node.inputs[0]), ctx.tensor(node.outputs[0])
     geo = "static const be_conv_geo geo = {" + ", ".join(map(str, f)) + "};"
     b = ctx.tensor(bias) if bias else "0"
-    return "\n".join(["{", f"  {geo}", f"  be_convt2d_f32({x}, {wk}, {b}, {y}, &geo, {ctx.scratch()}, threads);", "}"])
+    call = f"be_convt2d_f32({x}, {wk}, {int(w is not None)}, {b}, {y}, &geo, {ctx.scratch()}, threads);"
+    return "\n".join(["{", f"  {geo}", f"  {call}", "}"])

@@ -36,11 +36,21 @@ FLOAT_EXPR: dict[str, str] = {
     "Gelu": "(0.5f * {0} * (1.0f + erff({0} * 0.70710678118654752f)))",
     "PRelu": "({0} >= 0 ? {0} : {1} * {0})",
     "Max": "be_maxf({0}, {1})", "Min": "be_minf({0}, {1})",
+    "Tan": "tanf({0})", "Asin": "asinf({0})", "Acos": "acosf({0})", "Atan": "atanf({0})", "Sinh": "sinhf({0})",
+    "Cosh": "coshf({0})", "Asinh": "asinhf({0})", "Acosh": "acoshf({0})", "Atanh": "atanhf({0})",
+    "ThresholdedRelu": "({0} > {alpha}f ? {0} : 0.0f)",
+    "Celu": "({0} > 0 ? {0} : {alpha}f * expm1f({0} / {alpha}f))",
+    "Swish": "({0} / (1.0f + expf(-{alpha}f * {0})))",
+    "Mish": "({0} * tanhf({0} > 20.0f ? {0} : log1pf(expf({0}))))",
+    "Shrink": "({0} < -{lambd} ? {0} + {bias} : ({0} > {lambd} ? {0} - {bias} : 0))",
+    "IsInf": "(isinf({0}) && ({0} > 0 ? {detect_positive} : {detect_negative}))",
 }  # fmt: skip
 INT_EXPR: dict[str, str] = {
     "Add": "({0} + {1})", "Sub": "({0} - {1})", "Mul": "({0} * {1})",
     "Neg": "(-{0})", "Abs": "({0} < 0 ? -{0} : {0})", "Relu": "({0} > 0 ? {0} : 0)",
     "Max": "({0} > {1} ? {0} : {1})", "Min": "({0} < {1} ? {0} : {1})", "Sign": "(({0} > 0) - ({0} < 0))",
+    "BitwiseAnd": "({0} & {1})", "BitwiseOr": "({0} | {1})", "BitwiseXor": "({0} ^ {1})", "BitwiseNot": "(~{0})",
+    "Shrink": "({0} < -{lambd} ? {0} + {bias} : ({0} > {lambd} ? {0} - {bias} : 0))",
 }  # fmt: skip
 ANY_EXPR: dict[str, str] = {
     "Equal": "({0} == {1})", "Less": "({0} < {1})", "Greater": "({0} > {1})", "LessOrEqual": "({0} <= {1})",
@@ -125,6 +135,10 @@ def _expr(ctx: Ctx, node: Node, args: list[str], in_types: list[np.dtype], out_t
         return f"({args[0]} + {args[1]})"
     if op == "Mean":
         return f"(({args[0]} + {args[1]}) / 2.0f)"
+    if op == "Pow" and in_types[0].kind in "iu":  # numpy: int ** int wraps; int ** float goes through double
+        if in_types[1].kind == "f":
+            return f"pow((double){args[0]}, (double){args[1]})"
+        return f"be_powi((int64_t){args[0]}, (int64_t){args[1]})"
     if op == "Mod" and in_types[0].kind == "f":
         return f"fmodf({args[0]}, {args[1]})"
     if op in ("Div", "Mod") and in_types[0].kind in "iu":

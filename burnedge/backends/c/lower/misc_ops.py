@@ -1,9 +1,12 @@
-"""Lowerings of three small ops: Hardmax, BitShift and ScatterElements.
+"""Lowerings of small ops: Hardmax, BitShift, ScatterElements (and Scatter, its name before opset 11) and
+TensorScatter (a KV-cache update).
 
 Hardmax follows Softmax's axis rules (2D at `axis` before opset 13, one axis from 13). BitShift is generated as
 an elementwise loop (broadcasting like every binary op); a shift by the type's width or more gives 0, as numpy
 does, where C leaves it undefined. ScatterElements copies data and applies the updates in index order; an index
-out of range skips its update, as the reference does.
+out of range skips its update, as the reference does. TensorScatter copies the cache and
+writes each batch entry's update at its run-time write index along the sequence axis (wrapping in circular mode);
+a write past the cache fails the step.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from .elementwise import gen_loop
 from .gather import REDUCTIONS, _arr, _index_arg
 from .norm import softmax_axes
 from .reduce import attr, norm_axis
+from .views import share_or_copy
 
 SHIFT_TYPES = ("uint8", "uint16", "uint32", "uint64")
 SCATTER_TYPES = {"float32": "f32", "int32": "i32", "int64": "i64"}
@@ -46,7 +50,7 @@ def bit_shift(ctx: Ctx, node: Node) -> str:
     return gen_loop(ctx, y, [x, node.inputs[1]], body)
 
 
-@lower("ScatterElements")
+@lower("ScatterElements", "Scatter")
 def scatter_elements(ctx: Ctx, node: Node) -> str:
     data, ind, upd, y = node.inputs[0], node.inputs[1], node.inputs[2], node.outputs[0]
     dt = ctx.dtype(data).name
@@ -69,3 +73,39 @@ def scatter_elements(ctx: Ctx, node: Node) -> str:
             f"  if (be_scatter_elements_{SCATTER_TYPES[dt]}({args}, {REDUCTIONS[reduction]})) return 2; }}",
         ]
     )
+
+
+@lower("TensorScatter")
+def tensor_scatter(ctx: Ctx, node: Node) -> str:
+    past, upd, y = node.inputs[0], node.inputs[1], node.outputs[0]
+    wi = node.inputs[2] if len(node.inputs) > 2 else ""
+    shape, ushape = ctx.shape(past), ctx.shape(upd)
+    axis = norm_axis(ctx, int(attr(node, "axis", -2)), len(shape))
+    ctx.require(axis != 0, "the axis cannot be the batch axis 0")
+    mode = attr(node, "mode", "linear")
+    ctx.require(mode in ("linear", "circular"), f"mode is {mode!r}, expected 'linear' or 'circular'")
+    ctx.require(len(ushape) == len(shape) and all(u == p for a, (u, p) in enumerate(zip(ushape, shape)) if a != axis),
+                f"the update is {list(ushape)}, expected {list(shape)} but along axis {axis}")  # fmt: skip
+    copy = share_or_copy(ctx, past, y)
+    if ctx.size(upd) == 0:
+        return copy
+    seq, max_seq = ushape[axis], shape[axis]
+    outer, inner = int(np.prod(shape[:axis])), int(np.prod(shape[axis + 1 :]))
+    per_batch = outer // shape[0]
+    ct, row = ctype(ctx.dtype(past)), inner * ctx.dtype(y).itemsize
+    start = f"(long){ctx.tensor(wi)}[o / {per_batch}]" if wi else "0"
+    wrap = f"pos %= {max_seq}; if (pos < 0) pos += {max_seq};" if mode == "circular" else ""
+    return "\n".join([
+        copy,
+        "{",
+        f"  const {ct} *up = {ctx.tensor(upd)};",
+        f"  {ct} *yp = {ctx.tensor(y)};",
+        f"  for (long o = 0; o < {outer}; o++)",
+        f"    for (long s = 0; s < {seq}; s++) {{",
+        f"      long pos = {start} + s;",
+        f"      {wrap}",
+        f"      if (pos < 0 || pos >= {max_seq}) return 2;",
+        f"      memcpy(yp + (o * {max_seq} + pos) * {inner}, up + (o * {seq} + s) * {inner}, {row});",
+        "    }",
+        "}",
+    ])  # fmt: skip

@@ -1,9 +1,11 @@
 """Normalisation lowerings: Softmax, LogSoftmax, LayerNormalization, BatchNormalization (inference),
-InstanceNormalization, GroupNormalization and LpNormalization.
+InstanceNormalization, GroupNormalization, LpNormalization and LRN.
 
 Softmax and LogSoftmax before opset 13 see the input as 2D at `axis` (rows of prod(shape[axis:])); from 13 they
 normalise one axis. BatchNormalization folds its four constant vectors into k = scale / sqrt(var + eps) and
 b - mean * k, computed in float32 exactly as the reference, so the kernel is one multiply-add per element.
+LRN sums the squares of the `size` channels around each one ((size - 1) // 2 before, size // 2 after, the missing
+ones zero, as the reference pads), in double, then x / (bias + alpha / size * sum) ** beta.
 """
 
 from __future__ import annotations
@@ -156,3 +158,33 @@ def lp_normalization(ctx: Ctx, node: Node) -> str:
     if ctx.size(x) == 0:
         return "/* empty */"
     return f"be_lpnorm_f32({ctx.tensor(x)}, {ctx.tensor(y)}, {outer}, {n}, {inner}, {p}, threads);"
+
+
+@lower("LRN")
+def lrn(ctx: Ctx, node: Node) -> str:
+    x, y = node.inputs[0], node.outputs[0]
+    ctx.require(ctx.dtype(x) == np.float32, f"no C LRN on {ctx.dtype(x)} (float32 only)")
+    shape = ctx.shape(x)
+    ctx.require(len(shape) >= 2, f"the input has rank {len(shape)}, expected at least 2")
+    size = int(attr(node, "size"))
+    ctx.require(size >= 1, f"size is {size}, expected at least 1")
+    alpha, beta, bias = (float(attr(node, k, d)) for k, d in (("alpha", 1e-4), ("beta", 0.75), ("bias", 1.0)))
+    n, c, inner = shape[0], shape[1], math.prod(shape[2:])
+    if ctx.size(x) == 0:
+        return "/* empty */"
+    lo, hi = (size - 1) // 2, size // 2
+    return "\n".join([
+        "{",
+        f"  const float *xp = {ctx.tensor(x)};",
+        f"  float *yp = {ctx.tensor(y)};",
+        f"  for (long b = 0; b < {n}; b++)",
+        f"    for (long ch = 0; ch < {c}; ch++)",
+        f"      for (long i = 0; i < {inner}; i++) {{",
+        "        double sq = 0.0;",
+        f"        for (long k = ch - {lo}; k <= ch + {hi}; k++)",
+        f"          if (k >= 0 && k < {c}) {{ const double v = xp[(b * {c} + k) * {inner} + i]; sq += v * v; }}",
+        f"        const long at = (b * {c} + ch) * {inner} + i;",
+        f"        yp[at] = (float)(xp[at] / pow({bias!r} + {alpha / size!r} * sq, {beta!r}));",
+        "      }",
+        "}",
+    ])  # fmt: skip

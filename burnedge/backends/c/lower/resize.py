@@ -7,7 +7,8 @@ Source coordinates, nearest indices and interpolation taps come from the referen
   `be_copy_table_nd` (kernels/copy.c);
 - linear / cubic / antialias (float32): for each resized axis in the reference's order, a table of k source
   indices and k weights per output index, then `be_resize_axis_f32` (kernels/resize.c); intermediate results
-  ping-pong between two halves of the step's scratch memory.
+  ping-pong between two halves of the step's scratch memory;
+- tf_crop_and_resize with a roi that arrives at run time: resize_roi.py.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ....ir import Graph, Node
 from ....ops import resize as ref
 from . import Ctx, lower
 from .movement import attrs, dense_strides, table_code
+from .resize_roi import crop_and_resize
 
 
 class _Params:
@@ -44,6 +46,7 @@ class _Params:
 
         roi, sizes, axes, policy = None, None, None, "stretch"
         self.cubic_a, self.exclude, self.extrap, self.antialias = -0.75, 0, 0.0, 0
+        self.runtime_roi, self.axes_attr = "", None
         if node.op_type == "Upsample" or node.op.since < 11:
             if node.op_type == "Upsample" and node.op.since < 7:
                 scales = [1.0, 1.0, a["height_scale"], a["width_scale"]]
@@ -60,7 +63,9 @@ class _Params:
             mode = a.get("mode", "nearest")
             self.coord = a.get("coordinate_transformation_mode", "half_pixel")
             runtime_roi = len(node.inputs) > 1 and node.inputs[1] and graph.values[node.inputs[1]].data is None
-            if not runtime_roi or self.coord == "tf_crop_and_resize":  # a runtime roi matters to it only
+            if runtime_roi and self.coord == "tf_crop_and_resize":  # a runtime roi matters to it only
+                self.runtime_roi = node.inputs[1]  # resize_roi.py reads it in the step
+            elif not runtime_roi:
                 roi = const(1)
             self.nearest_mode = a.get("nearest_mode", "round_prefer_floor")
             self.cubic_a = a.get("cubic_coeff_a", -0.75)
@@ -68,6 +73,7 @@ class _Params:
             self.extrap = a.get("extrapolation_value", 0.0)
             self.antialias = a.get("antialias", 0)
             axes, policy = a.get("axes"), a.get("keep_aspect_ratio_policy", "stretch")
+            self.axes_attr = axes
         self.mode = mode
         self.axes, self.scales, self.out_shape, self.roi = ref._plan(self.shape, roi, scales, sizes, axes, policy)
 
@@ -141,6 +147,8 @@ def resize(ctx: Ctx, node: Node) -> str:
     ctx.require(tuple(p.out_shape) == tuple(ctx.shape(y)), f"Resize shape {p.out_shape} != {ctx.shape(y)}")
     if math.prod(p.out_shape) == 0:
         return "/* empty */"
+    if p.runtime_roi:
+        return crop_and_resize(ctx, node, p)
     return _nearest(ctx, node, p) if p.mode == "nearest" else _interpolate(ctx, node, p)
 
 

@@ -1,7 +1,8 @@
 /* Convolution as GEMM (any group, stride, dilation, padding) and transposed convolution (GEMM + col2im).
  *
  * Conv, per image and group, is Y(Mg x OH*OW) = Wg(Mg x Cg*KH*KW) * cols(Cg*KH*KW x OH*OW):
- *  1. the weights were packed at compile time into A panels (gemm.h);
+ *  1. the weights were packed at compile time into A panels (gemm.h), or are read as they are (Mg rows of K
+ *     floats, ONNX's layout) when they arrive at run time;
  *  2. output positions are cut into 16-wide column panels, a few panels per job when K is small (they stay in
  *     L1 while every weight panel meets them); a job builds its panels of cols straight in the packed layout
  *     (im2col of 16 positions: runs of positions on one output row copy contiguous or strided input, the range
@@ -62,7 +63,7 @@ static void im2col_panel(const float *x, const be_conv_geo *g, int cg, long j0, 
             for (int t = nr; t < BE_NR; t++) dst[k * BE_NR + t] = 0.0f;
 }
 
-void be_conv2d_f32(const float *x, const float *wpack, float *y, const be_epi *e, const be_conv_geo *g,
+void be_conv2d_f32(const float *x, const float *wpack, int packed, float *y, const be_epi *e, const be_conv_geo *g,
                    float *scratch, int threads) {
     const int cg = g->C / g->G, mg = g->M / g->G;
     const long K = (long)cg * g->KH * g->KW, hw = (long)g->H * g->W, ohw = (long)g->OH * g->OW;
@@ -105,7 +106,8 @@ void be_conv2d_f32(const float *x, const float *wpack, float *y, const be_epi *e
             be_epi ep = *e;
             if (ep.add1) ep.add1 += (long)n * g->M * ohw;
             float *yimg = y + (long)n * g->M * ohw;
-            const float *wg = wpack + (long)gi * mp * BE_MR * K;
+            const float *wg = wpack + (long)gi * (packed ? mp * BE_MR : mg) * K;
+            const long rsa = packed ? 1 : K, csa = packed ? BE_MR : 1; /* A(r, k) of one panel of rows */
             const long p0 = mp * mc / mchunks, p1 = mp * (mc + 1) / mchunks;
             for (long p = p0; p < p1; p++) {
                 const long i0 = (long)gi * mg + p * BE_MR;
@@ -113,7 +115,7 @@ void be_conv2d_f32(const float *x, const float *wpack, float *y, const be_epi *e
                 for (long q = q0; q < q1; q++) {
                     const long j0 = q * BE_NR;
                     const int nr = (int)(ohw - j0 < BE_NR ? ohw - j0 : BE_NR);
-                    be_gemm_tile(K, wg + p * BE_MR * K, 1, BE_MR, mr, bp[q - q0], ldb[q - q0], nr,
+                    be_gemm_tile(K, wg + p * BE_MR * K, rsa, csa, mr, bp[q - q0], ldb[q - q0], nr,
                                  yimg + i0 * ohw + j0, ohw, &ep, i0, j0);
                 }
             }
@@ -121,8 +123,8 @@ void be_conv2d_f32(const float *x, const float *wpack, float *y, const be_epi *e
     }
 }
 
-void be_convt2d_f32(const float *x, const float *wpack, const float *bias, float *y, const be_conv_geo *g,
-                    float *scratch, int threads) {
+void be_convt2d_f32(const float *x, const float *wpack, int packed, const float *bias, float *y,
+                    const be_conv_geo *g, float *scratch, int threads) {
     const int cg = g->C / g->G, mg = g->M / g->G;
     const long kk = (long)g->KH * g->KW, hw = (long)g->H * g->W, ohw = (long)g->OH * g->OW;
     const long rows = mg * kk, mp = (rows + BE_MR - 1) / BE_MR;
@@ -132,8 +134,12 @@ void be_convt2d_f32(const float *x, const float *wpack, const float *bias, float
     for (int n = 0; n < g->N; n++) {
         for (int gi = 0; gi < g->G; gi++) {
             const float *xg = x + ((long)n * g->C + (long)gi * cg) * hw;
-            be_gemm_f32(rows, hw, cg, wpack + (long)gi * mp * BE_MR * cg, 0, 0, 1, xg, hw, 1, 0, cols, hw, &none, gs,
-                        threads);
+            if (packed)
+                be_gemm_f32(rows, hw, cg, wpack + (long)gi * mp * BE_MR * cg, 0, 0, 1, xg, hw, 1, 0, cols, hw, &none,
+                            gs, threads);
+            else /* ONNX's (C, Mg, KH, KW): A(row, k) = w[(gi*cg + k)*rows + row] */
+                be_gemm_f32(rows, hw, cg, wpack + (long)gi * cg * rows, 1, rows, 0, xg, hw, 1, 0, cols, hw, &none, gs,
+                            threads);
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && mg * ohw > 4096)
             for (int m = 0; m < mg; m++) {
                 const long oc = (long)gi * mg + m;
