@@ -4,7 +4,8 @@ Steps of `compile(model, backend, options)`:
 
 1. QDQ import, when the backend asks for it (`backend.qdq`) and the graph has Q/DQ pairs: they become int8 ops
    (burnedge.quantize.qdq);
-2. the backend's pass pipeline (`backend.pipeline`, or `options.pipeline`) on a copy of the graph;
+2. the backend's own preparation (`backend.prepare`: the C backend expands ops it lacks into their ONNX
+   function bodies), then its pass pipeline (`backend.pipeline`, or `options.pipeline`) on a copy of the graph;
 3. `make_plan` with the backend's scratch sizes, so the one arena holds every kernel's scratch memory;
 4. `backend.compile(plan, threads)`.
 
@@ -68,7 +69,7 @@ def plan(model: Model | Graph, backend: Backend | str, options: Options | None =
     graph = (model.graph if isinstance(model, Model) else model).copy()
     if (b.qdq if o.qdq is None else o.qdq) and has_qdq(graph):
         graph = import_qdq(graph)
-    graph = optimize(graph, b.pipeline if o.pipeline is None else tuple(o.pipeline))
+    graph = optimize(b.prepare(graph), b.pipeline if o.pipeline is None else tuple(o.pipeline))
     missing = unsupported(graph, b)
     if missing:
         raise UnsupportedOpError(missing, backend=b.name)

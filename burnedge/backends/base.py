@@ -74,6 +74,10 @@ class Backend:
         """None when the backend can run `node` (in `graph`, when given: dtypes and attributes count), else why."""
         return None
 
+    def prepare(self, graph: Graph) -> Graph:
+        """The graph before the pass pipeline, rewritten into what this backend runs (default: unchanged)."""
+        return graph
+
     def scratch(self, graph: Graph, node: Node) -> int:
         """Bytes of scratch memory the step running `node` needs; the planner places them in the arena."""
         return 0

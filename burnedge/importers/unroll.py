@@ -16,7 +16,7 @@ from ..ops import for_onnx
 from .bounds import MAX_UNROLL, Budget
 from .loop_shapes import counts_trips
 
-__all__ = ["MAX_UNROLL", "inline_if", "unroll_loop"]
+__all__ = ["MAX_UNROLL", "inline_if", "splice_as", "unroll_loop"]
 
 
 def _rename_graph(g: Graph, mapping: dict[str, str]) -> Graph:
@@ -51,11 +51,14 @@ def _copy_node(node: Node, mapping: dict[str, str], fresh, name: str) -> Node:
     )
 
 
-def _splice(body: Graph, graph: Graph, prefix: str, mapping: dict[str, str]) -> list[Node]:
-    """Copies `body`'s nodes into `graph` under `prefix`; `mapping` starts with the body inputs' new names."""
+def _splice(
+    body: Graph, graph: Graph, prefix: str, mapping: dict[str, str], keep: frozenset[str] = frozenset()
+) -> list[Node]:
+    """Copies `body`'s nodes into `graph` under `prefix`; `mapping` starts with the body inputs' new names. Values
+    named in `keep` keep their names (they are the outer graph's own)."""
 
     def fresh(name: str) -> str:
-        return f"{prefix}/{name}"
+        return name if name in keep else f"{prefix}/{name}"
 
     for name, v in body.values.items():
         if v.is_const and name not in mapping:
@@ -66,6 +69,27 @@ def _splice(body: Graph, graph: Graph, prefix: str, mapping: dict[str, str]) -> 
 
 def _identity(src: str, dst: str, name: str) -> Node:
     return Node(for_onnx("Identity", 1), name, [src], [dst])
+
+
+def splice_as(body: Graph, graph: Graph, prefix: str, outputs: list[str]) -> list[Node]:
+    """The nodes of `body` (a graph whose inputs and outputs carry the outer names: a node's function body) to put in
+    a node's place in `graph`: inner values under `prefix`, `outputs` ("" for an omitted one) written as named."""
+    mapping = {n: n for n in body.inputs}
+    made = {o for n in body.nodes for o in n.outputs}
+    nodes = _splice(body, graph, prefix, mapping, frozenset(o for o in outputs if o in made))
+    for old in made:  # typed by the body's import, as the outer graph's values must be
+        if old:
+            v = body.values[old]
+            graph.values[mapping[old]] = Value(mapping[old], v.dtype, v.shape, v.data)
+    for out in outputs:
+        if not out or out in made:
+            continue
+        v = body.values[out]
+        if v.is_const:  # folded at import: the node's output is a constant now
+            graph.values[out] = Value(out, v.dtype, v.shape, v.data)
+        else:
+            nodes.append(_identity(mapping.get(out, out), out, f"{prefix}/out/{out}"))
+    return nodes
 
 
 def inline_if(node: Node, cond: bool, graph: Graph) -> list[Node]:

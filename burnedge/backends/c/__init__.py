@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 
 from ...bundle import Bundle
+from ...importers.functions import expand_functions, function_of
 from ...ir import Graph, Node
 from ...passes import DEFAULT_PIPELINE, einsum
 from ...plan import Plan
@@ -57,6 +58,8 @@ class CBackend(Backend):
             why = einsum.why_not(graph, node) if graph is not None else None
             return f"no C kernel for Einsum (the einsum pass cannot rewrite it: {why})" if why else None
         if find(node) is None:
+            if graph is None and function_of(node):  # `prepare` expands it before lowering
+                return None
             return f"no C kernel for {node.op.key}"
         why = branch_problem(node)
         if why:
@@ -66,6 +69,11 @@ class CBackend(Backend):
                 if name and graph.values[name].dtype.name not in CTYPES | STORAGE:
                     return f"no C type for {graph.values[name].dtype.name} (tensor {name!r})"
         return None
+
+    def prepare(self, graph: Graph) -> Graph:
+        """Ops without a C kernel whose ONNX schema defines a function body become that body (the reference keeps
+        the op); what the body cannot cover is reported by `supports` as any missing op."""
+        return expand_functions(graph, lambda node: node.op.key != "Einsum" and find(node) is None)
 
     def scratch(self, graph: Graph, node: Node) -> int:
         return step_scratch(graph, node)
