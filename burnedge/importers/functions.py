@@ -44,14 +44,36 @@ def function_of(node: Node, graph: Graph | None = None) -> bool:
 def _attr_proto(name: str, value) -> onnx.AttributeProto:
     if isinstance(value, np.ndarray):
         return helper.make_attribute(name, numpy_helper.from_array(value))
-    if isinstance(value, Graph) or (isinstance(value, list) and value and isinstance(value[0], Graph)):
-        raise ModelError(f"attribute {name!r} is a graph, which the function expansion cannot pass on")
+    if isinstance(value, Graph):
+        return helper.make_attribute(name, _graph_proto(value))
+    if isinstance(value, list) and value and isinstance(value[0], Graph):
+        return helper.make_attribute(name, [_graph_proto(g) for g in value])
     return helper.make_attribute(name, value)
+
+
+def _node_proto(node: Node) -> onnx.NodeProto:
+    proto = helper.make_node(node.op_type, node.inputs, node.outputs, node.name, domain=node.op.domain)
+    proto.attribute.extend(_attr_proto(k, v) for k, v in sorted(node.attrs.items()) if v is not None and v != [])
+    return proto
+
+
+def _graph_proto(g: Graph) -> onnx.GraphProto:
+    """A subgraph attribute (score_mod, a Loop body ...) back as ONNX, for the one-node model."""
+    used = {n for node in g.nodes for n in node.inputs} | set(g.outputs)
+    consts = [n for n in g.values if g.values[n].is_const and n in used and n not in g.inputs]
+    return helper.make_graph(
+        [_node_proto(n) for n in g.nodes],
+        g.name or "subgraph",
+        [_value_info(g, n) for n in g.inputs],
+        [_value_info(g, n) for n in g.outputs],
+        [numpy_helper.from_array(np.asarray(g.values[n].data), n) for n in consts],
+    )
 
 
 def _value_info(graph: Graph, name: str) -> onnx.ValueInfoProto:
     v = graph.values[name]
-    return helper.make_tensor_value_info(name, dtypes.to_onnx(v.dtype), list(v.shape))
+    dims = [d if d >= 0 else None for d in v.shape]
+    return helper.make_tensor_value_info(name, dtypes.to_onnx(v.dtype), dims)
 
 
 def _function(node: Node, graph: Graph, proto: onnx.NodeProto) -> onnx.FunctionProto:
@@ -82,10 +104,9 @@ def expand(node: Node, graph: Graph) -> list[Node]:
     for k, a in schema.attributes.items() if schema is not None else ():
         if k not in attrs and a.default_value.type != onnx.AttributeProto.UNDEFINED:
             attrs[k] = helper.get_attribute_value(a.default_value)
-    proto = helper.make_node(node.op_type, node.inputs, node.outputs, node.name, domain=node.op.domain)
-    proto.attribute.extend(_attr_proto(k, v) for k, v in sorted(attrs.items()) if v is not None and v != [])
+    proto = _node_proto(Node(node.op, node.name, node.inputs, node.outputs, attrs))
     f = _function(node, graph, proto)
-    inputs = [n for n in dict.fromkeys(node.inputs) if n]
+    inputs = [n for n in dict.fromkeys([*node.inputs, *node.captures]) if n]
     consts = [n for n in inputs if graph.values[n].is_const]
     g = helper.make_graph(
         [proto],
