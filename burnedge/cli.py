@@ -111,7 +111,9 @@ def cmd_ops(a: argparse.Namespace) -> int:
     rows: dict[str, dict[str, Any]] = {}
     newest = {}
     for d in all_ops():  # sorted by opset: the last version of each op is its newest
-        row = rows.setdefault(d.key, {"op": d.key, "versions": [], "backends": [], "why_not": {}, "dtypes": []})
+        row = rows.setdefault(
+            d.key, {"op": d.key, "versions": [], "backends": [], "why_not": {}, "via": {}, "dtypes": []}
+        )
         row["versions"].append(d.since)
         newest[d.key] = d
         try:
@@ -126,16 +128,18 @@ def cmd_ops(a: argparse.Namespace) -> int:
             why = backend.supports(probe)
             if why is None:
                 row["backends"].append(name)
+                if backend.via(probe):
+                    row["via"][name] = backend.via(probe)
             else:
                 row["why_not"][name] = why
     if a.json:
         print(json.dumps(list(rows.values()), indent=2))
         return 0
     names = list(backends)
-    print(f"{len(rows)} ops; backends: {', '.join(names)}")
+    print(f"{len(rows)} ops; backends: {', '.join(names)} (fn: runs the op's ONNX function body)")
     print(f"{'op':28s} {'opset versions':18s} " + " ".join(f"{b:6s}" for b in names) + "  dtypes")
     for r in rows.values():
-        marks = " ".join(f"{'yes' if b in r['backends'] else '-':6s}" for b in names)
+        marks = " ".join(f"{('fn' if b in r['via'] else 'yes') if b in r['backends'] else '-':6s}" for b in names)
         print(f"{r['op']:28s} {','.join(map(str, r['versions'])):18s} {marks}  {_dtype_cell(r['dtypes'])}")
     return 0
 

@@ -74,6 +74,11 @@ class Backend:
         """None when the backend can run `node` (in `graph`, when given: dtypes and attributes count), else why."""
         return None
 
+    def via(self, node: Node) -> str | None:
+        """How the backend runs `node`'s op when it has no kernel of its own for it ("via its ONNX function"), else
+        None; `burnedge ops` shows it."""
+        return None
+
     def prepare(self, graph: Graph) -> Graph:
         """The graph before the pass pipeline, rewritten into what this backend runs (default: unchanged)."""
         return graph

@@ -133,8 +133,8 @@ def expand_functions(graph: Graph, lacks) -> Graph:
         if lacks(node) and function_of(node, graph):
             try:
                 pending[:0] = expand(node, graph)
-            except limits.LimitError:
-                raise
+            except limits.LimitError as exc:
+                raise limits.LimitError(f"node {node.name!r} ({node.op.key}) as its ONNX function: {exc}") from None
             except ModelError as exc:
                 raise ModelError(
                     f"node {node.name!r} ({node.op.key}): the backend lacks the op, and its ONNX function "

@@ -58,7 +58,7 @@ class CBackend(Backend):
             why = einsum.why_not(graph, node) if graph is not None else None
             return f"no C kernel for Einsum (the einsum pass cannot rewrite it: {why})" if why else None
         if find(node) is None:
-            if graph is None and function_of(node):  # `prepare` expands it before lowering
+            if graph is None and self.via(node):  # `prepare` expands it before lowering
                 return None
             return f"no C kernel for {node.op.key}"
         why = branch_problem(node)
@@ -69,6 +69,9 @@ class CBackend(Backend):
                 if name and graph.values[name].dtype.name not in CTYPES | STORAGE:
                     return f"no C type for {graph.values[name].dtype.name} (tensor {name!r})"
         return None
+
+    def via(self, node: Node) -> str | None:
+        return "via its ONNX function" if find(node) is None and function_of(node) else None
 
     def prepare(self, graph: Graph) -> Graph:
         """Ops without a C kernel whose ONNX schema defines a function body become that body (the reference keeps
