@@ -23,8 +23,13 @@ from .unroll import splice_as
 __all__ = ["expand", "expand_functions", "function_of"]
 
 
-def _schema(node: Node, graph: Graph):
-    opset = graph.opset if not node.op.domain else node.op.since
+def _schema(node: Node, graph: Graph | None):
+    """The schema of `node`'s op and the opset it is taken at: the graph's (its newest without one) for the ONNX
+    domain, the op's own version elsewhere (the graph records the ONNX domain's opset only)."""
+    if node.op.domain:
+        opset = node.op.since
+    else:
+        opset = graph.opset if graph is not None and graph.opset else onnx.defs.onnx_opset_version()
     try:
         return onnx.defs.get_schema(node.op_type, opset, node.op.domain), opset
     except onnx.defs.SchemaError:
@@ -33,12 +38,11 @@ def _schema(node: Node, graph: Graph):
 
 def function_of(node: Node, graph: Graph | None = None) -> bool:
     """Whether the schema of `node`'s op (at `graph`'s opset, else its newest) defines a function body."""
-    opset = graph.opset if graph is not None and not node.op.domain else onnx.defs.onnx_opset_version()
-    try:
-        s = onnx.defs.get_schema(node.op_type, opset if not node.op.domain else 10**4, node.op.domain)
-    except onnx.defs.SchemaError:
+    s, opset = _schema(node, graph)
+    if s is None:
         return False
-    return s.has_function or s.has_context_dependent_function
+    versions = [*s.function_opset_versions, *s.context_dependent_function_opset_versions]
+    return any(v <= opset for v in versions)
 
 
 def _attr_proto(name: str, value) -> onnx.AttributeProto:
@@ -99,7 +103,7 @@ def expand(node: Node, graph: Graph) -> list[Node]:
 
     A ModelError (a LimitError past the import limits) when the body cannot be built or imported for this node.
     """
-    schema, _ = _schema(node, graph)
+    schema, opset = _schema(node, graph)
     attrs = dict(node.attrs)
     for k, a in schema.attributes.items() if schema is not None else ():
         if k not in attrs and a.default_value.type != onnx.AttributeProto.UNDEFINED:
@@ -116,7 +120,7 @@ def expand(node: Node, graph: Graph) -> list[Node]:
         [numpy_helper.from_array(np.asarray(graph.values[n].data), n) for n in consts],
     )
     opsets = {o.domain: o.version for o in f.opset_import}
-    opsets.setdefault("", graph.opset)
+    opsets.setdefault("", graph.opset or onnx.defs.onnx_opset_version())
     opsets[node.op.domain] = max(opsets.get(node.op.domain, 1), node.op.since)
     model = helper.make_model(g, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets.items()], functions=[f])
     body = from_proto(model)
