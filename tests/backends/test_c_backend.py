@@ -177,7 +177,9 @@ def test_missing_compiler_is_a_clear_error(monkeypatch, tmp_path):
 
 
 def test_ops_without_kernels_are_listed():
-    nodes = [helper.make_node("Det", ["x"], ["d"], name="det"), helper.make_node("Relu", ["d"], ["y"])]
-    m = _model(nodes, [_vi("x", [2, 3, 3])], [_vi("y", [2])])
-    with pytest.raises(UnsupportedOpError, match=r"on the c backend: Det \(opset 17; nodes 'det'\)"):
+    roi = helper.make_node("RoiAlign", ["x", "rois", "idx"], ["r"], name="roi", output_height=2, output_width=2)
+    nodes = [roi, helper.make_node("Relu", ["r"], ["y"])]
+    ins = [_vi("x", [1, 1, 4, 4]), _vi("rois", [1, 4]), _vi("idx", [1], TensorProto.INT64)]
+    m = _model(nodes, ins, [_vi("y", [1, 1, 2, 2])])
+    with pytest.raises(UnsupportedOpError, match=r"on the c backend: RoiAlign \(opset 17; nodes 'roi'\)"):
         burnedge.Session(m, backend="c")
