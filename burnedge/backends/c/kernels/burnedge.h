@@ -49,6 +49,9 @@ enum be_act {
 static inline float be_maxf(float a, float b) { return (a > b || a != a) ? a : b; }
 static inline float be_minf(float a, float b) { return (a < b || a != a) ? a : b; }
 static inline float be_clamp01(float t) { return t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t); }
+static inline double be_maxd(double a, double b) { return (a > b || a != a) ? a : b; }
+static inline double be_mind(double a, double b) { return (a < b || a != a) ? a : b; }
+static inline double be_clamp01d(double t) { return t < 0.0 ? 0.0 : (t > 1.0 ? 1.0 : t); }
 
 /* a NaN passes every activation, as in the reference (numpy's maximum/minimum): the comparisons are written so */
 static inline float be_activate(float y, int act, float p0, float p1) {

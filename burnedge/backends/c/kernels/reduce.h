@@ -17,6 +17,9 @@ void be_reduce_f32(const float *x, float *y, long outer, long n, long inner, int
                    float divisor, int threads);
 void be_reduce_f32_portable(const float *x, float *y, long outer, long n, long inner, int pre, int comb, int post,
                             float divisor, int threads);
+/* float64, in double (reference/lse.c); comb must not be BE_RED_LSE (be_reduce_lse_f64 in misc.h) */
+void be_reduce_f64(const double *x, double *y, long outer, long n, long inner, int pre, int comb, int post,
+                   double divisor, int threads);
 /* integers wrap like the reference (sums and products in the input type); post must be BE_POST_NONE */
 void be_reduce_i32(const int32_t *x, int32_t *y, long outer, long n, long inner, int pre, int comb, int threads);
 void be_reduce_i64(const int64_t *x, int64_t *y, long outer, long n, long inner, int pre, int comb, int threads);

@@ -9,6 +9,7 @@ on locals. Reading every operand before writing the output makes the loop safe i
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -45,6 +46,21 @@ FLOAT_EXPR: dict[str, str] = {
     "Shrink": "({0} < -{lambd} ? {0} + {bias} : ({0} > {lambd} ? {0} - {bias} : 0))",
     "IsInf": "(isinf({0}) && ({0} > 0 ? {detect_positive} : {detect_negative}))",
 }  # fmt: skip
+
+
+def _double_form(expr: str) -> str:
+    """The float64 form of a FLOAT_EXPR entry: the same expression over the double math functions and literals, so
+    a float64 tensor computes in real double arithmetic as numpy does."""
+    expr = re.sub(r"\b([a-z0-9]+)f\(", lambda m: (m[1] if m[1] in _MATHF else m[0][:-1]) + "(", expr)
+    expr = re.sub(r"\bbe_(maxf|minf|clamp01)\(", lambda m: f"be_{m[1].rstrip('f')}d(", expr)
+    expr = re.sub(r"(\d|\})f\b", r"\1", expr)
+    return expr.replace("(float)", "(double)")
+
+
+# the C math functions whose float forms FLOAT_EXPR names (`expf` -> `exp` in double)
+_MATHF = {"pow", "sqrt", "exp", "expm1", "log", "fabs", "floor", "ceil", "nearbyint", "erf", "tanh", "sin", "cos",
+          "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "log1p", "fmod"}  # fmt: skip
+DOUBLE_EXPR: dict[str, str] = {op: _double_form(e) for op, e in FLOAT_EXPR.items()}
 INT_EXPR: dict[str, str] = {
     "Add": "({0} + {1})", "Sub": "({0} - {1})", "Mul": "({0} * {1})",
     "Neg": "(-{0})", "Abs": "({0} < 0 ? -{0} : {0})", "Relu": "({0} > 0 ? {0} : 0)",
@@ -57,7 +73,7 @@ ANY_EXPR: dict[str, str] = {
     "GreaterOrEqual": "({0} >= {1})", "And": "({0} && {1})", "Or": "({0} || {1})", "Xor": "(!{0} != !{1})",
     "Not": "(!{0})", "Where": "({0} ? {1} : {2})", "Cast": "{0}", "CastLike": "{0}", "IsNaN": "isnan({0})",
 }  # fmt: skip
-FLOAT_TYPES = ("float32",)
+FLOAT_TYPES = ("float32", "float64")
 INT_TYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
 
 
@@ -73,6 +89,8 @@ def _literal(x: float | int | bool, dtype: np.dtype) -> str:
             return "NAN"
         if math.isinf(x):
             return "INFINITY" if x > 0 else "-INFINITY"
+        if dtype == np.float64:
+            return repr(x)
         return f"{np.float32(x)!r}".replace("np.float32(", "").rstrip(")") + "f"
     return f"(({_local_ctype(dtype)}){int(x)})"
 
@@ -106,6 +124,8 @@ def _expr(ctx: Ctx, node: Node, args: list[str], in_types: list[np.dtype], out_t
         ctx.require(out_t.name in known, f"no C cast to {out_t}")
         return _cast(node, args[0], in_types[0], out_t)
     in_types = [compute_dtype(t) for t in in_types]  # float16, bfloat16, float8... compute in float32
+    double = in_types[0] == np.float64
+    ftab = DOUBLE_EXPR if double else FLOAT_EXPR
     if op == "Clip":
         lo = node.attrs.get("min", None)
         hi = node.attrs.get("max", None)
@@ -123,14 +143,15 @@ def _expr(ctx: Ctx, node: Node, args: list[str], in_types: list[np.dtype], out_t
         ctx.require(len(args) >= 1, f"{op} without inputs")
         if len(args) == 1:
             return args[0]
-        pair = FLOAT_EXPR[op if op in ("Max", "Min") else "Add"]
+        pair = ftab[op if op in ("Max", "Min") else "Add"]
         e = args[0]
         for a in args[1:]:
             e = pair.format(e, a)
         return f"({e} / {len(args)}.0f)" if op == "Mean" else e
     if op == "Gelu" and node.attrs.get("approximate", "none") == "tanh":
         x = args[0]
-        return f"(0.5f * {x} * (1.0f + tanhf(0.7978845608028654f * ({x} + 0.044715f * {x} * {x} * {x}))))"
+        e = f"(0.5f * {x} * (1.0f + tanhf(0.7978845608028654f * ({x} + 0.044715f * {x} * {x} * {x}))))"
+        return _double_form(e) if double else e
     if op == "Sum":
         return f"({args[0]} + {args[1]})"
     if op == "Mean":
@@ -140,10 +161,10 @@ def _expr(ctx: Ctx, node: Node, args: list[str], in_types: list[np.dtype], out_t
             return f"pow((double){args[0]}, (double){args[1]})"
         return f"be_powi((int64_t){args[0]}, (int64_t){args[1]})"
     if op == "Mod" and in_types[0].kind == "f":
-        return f"fmodf({args[0]}, {args[1]})"
+        return f"{'fmod' if double else 'fmodf'}({args[0]}, {args[1]})"
     if op in ("Div", "Mod") and in_types[0].kind in "iu":
         return _int_div_mod(op, bool(node.attrs.get("fmod", 0)), *args, in_types[0])
-    table = ANY_EXPR if op in ANY_EXPR else FLOAT_EXPR if in_types[0].name in FLOAT_TYPES else INT_EXPR
+    table = ANY_EXPR if op in ANY_EXPR else ftab if in_types[0].name in FLOAT_TYPES else INT_EXPR
     if in_types[0].name not in FLOAT_TYPES + INT_TYPES + ("bool",):
         ctx.require(False, f"the C backend has no elementwise {op} on {in_types[0]}")
     ctx.require(op in table, f"the C backend has no elementwise {op} on {in_types[0]}")

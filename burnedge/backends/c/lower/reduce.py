@@ -137,7 +137,7 @@ def reduce(ctx: Ctx, node: Node) -> str:
     dt = ctx.dtype(x).name
     is_int = dt in ("int32", "int64") or dt in BYTE_SUFFIX
     ok = dt == "float32" or (dt in ("int32", "int64") and node.op_type in INT_KINDS)
-    ok = ok or (dt == "float64" and node.op_type == "ReduceLogSumExp")  # float64: LogSumExp only
+    ok = ok or dt == "float64"
     ctx.require(ok or (dt in BYTE_SUFFIX and node.op_type in BYTE_KINDS), f"no C {node.op_type} on {dt}")
     if ctx.size(y) == 0:
         return "/* empty */"
@@ -154,8 +154,12 @@ def reduce(ctx: Ctx, node: Node) -> str:
             dst = f"({ctx.scratch(ct)} + {offset})"
             offset += outer * inner
         p = pre if k == 0 else "BE_PRE_NONE"
-        if dt == "float64":
+        if dt == "float64" and comb == "BE_RED_LSE":
             lines.append(f"be_reduce_lse_f64({src}, {dst}, {outer}, {n}, {inner}, threads);")
+        elif dt == "float64":
+            q = post if last else "BE_POST_NONE"
+            args = f"{outer}, {n}, {inner}, {p}, {comb}, {q}, {float(count)!r}"
+            lines.append(f"be_reduce_f64({src}, {dst}, {args}, threads);")
         elif is_int:
             suffix = BYTE_SUFFIX.get(dt, f"i{dt[3:]}")
             lines.append(f"be_reduce_{suffix}({src}, {dst}, {outer}, {n}, {inner}, {p}, {comb}, threads);")

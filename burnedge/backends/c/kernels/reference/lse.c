@@ -1,7 +1,9 @@
-/* float64 LogSumExp over the middle axis (misc.h), as the reference computes it: the lane's maximum m (0 when it
- * is not finite) is subtracted before exp and added back after log. */
+/* float64 reductions over the middle axis, in double as the reference computes them: LogSumExp (misc.h), where
+ * the lane's maximum m (0 when it is not finite) is subtracted before exp and added back after log, and the other
+ * Reduce* kinds (reduce.h). */
 #include "burnedge.h"
 #include "misc.h"
+#include "reduce.h"
 
 void be_reduce_lse_f64(const double *x, double *y, long outer, long n, long inner, int threads) {
     BE_PARALLEL_FOR(threads > 1 && outer * inner > 1 && outer * n * inner > 32768)
@@ -13,5 +15,26 @@ void be_reduce_lse_f64(const double *x, double *y, long outer, long n, long inne
         if (!isfinite(m)) m = 0.0;
         for (long j = 0; j < n; j++) s += exp(xl[j * inner] - m);
         y[lane] = log(s) + m;
+    }
+}
+
+void be_reduce_f64(const double *x, double *y, long outer, long n, long inner, int pre, int comb, int post,
+                   double divisor, int threads) {
+    double id = comb == BE_RED_MAX ? -INFINITY : comb == BE_RED_MIN ? INFINITY : comb == BE_RED_PROD ? 1.0 : 0.0;
+    BE_PARALLEL_FOR(threads > 1 && outer * inner > 1 && outer * n * inner > 32768)
+    for (long lane = 0; lane < outer * inner; lane++) {
+        long o = lane / inner, i = lane % inner;
+        const double *xl = x + o * n * inner + i;
+        double acc = id;
+        for (long j = 0; j < n; j++) {
+            double v = xl[j * inner];
+            v = pre == BE_PRE_ABS ? fabs(v) : pre == BE_PRE_SQUARE ? v * v : v;
+            if (comb == BE_RED_MAX) acc = (v > acc || v != v || acc != acc) ? (acc != acc ? acc : v) : acc;
+            else if (comb == BE_RED_MIN) acc = (v < acc || v != v || acc != acc) ? (acc != acc ? acc : v) : acc;
+            else if (comb == BE_RED_PROD) acc *= v;
+            else acc += v;
+        }
+        y[lane] = post == BE_POST_SQRT ? sqrt(acc) : post == BE_POST_LOG ? log(acc)
+                  : post == BE_POST_DIV ? acc / divisor : acc;
     }
 }
