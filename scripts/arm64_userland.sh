@@ -3,16 +3,19 @@
 # burnedge's runtime dependencies, and runs bundles through burnedge.Session inside it (chroot + QEMU user mode),
 # with the board's CPU (QEMU_CPU), so the library the bundle carries for that board is the one chosen and run.
 #
-#   scripts/arm64_userland.sh [--cpu cortex-a72] [--expect rpi4] [BUNDLE.bedge ...]
+#   scripts/arm64_userland.sh [--cpu cortex-a72] [--expect rpi4] [--trust SIGNER.pub] [BUNDLE.bedge ...]
 #
 # Without bundles it exports two (the digits MLP in float and the digits CNN in int8, for rpi4 and rpi5). Each
 # bundle's test vectors must match inside the userland (float within 1e-4 relative, an int8 bundle bit for bit),
-# from the library of target --expect, loaded through cffi in ABI mode: the userland has no C compiler.
+# from the library of target --expect, loaded through cffi in ABI mode: the userland has no C compiler. The board
+# trusts the key that signed them, as a device would (--trust; default: this machine's own key, which signs what
+# it exports), so an untrusted bundle is refused there too.
 #
 # Steps: 1. check root, debootstrap, qemu-aarch64-static; 2. mount binfmt_misc and register QEMU for arm64 when
 # missing; 3. unless cached: debootstrap bookworm arm64 (minbase + python3, python3-numpy, python3-cffi,
-# libgomp1), then the pip-only dependencies (onnx, protobuf, ml_dtypes, safetensors) as arm64 wheels fetched by
-# this machine's pip (no emulated compiling); 4. copy burnedge and the bundles in; 5. run the check in a chroot.
+# python3-cryptography, libgomp1), then the pip-only dependencies (onnx, protobuf, ml_dtypes, safetensors) as
+# arm64 wheels fetched by this machine's pip (no emulated compiling); 4. copy burnedge, the bundles and the signer's
+# public key in; 5. run the check in a chroot.
 #
 # Needs root and, for the first build, deb.debian.org and pypi.org (about 5-15 minutes on 2 cores; ~450 MB).
 # Cache: $BURNEDGE_ARM64_CACHE, else .cache/arm64-userland in the repository. Exit 0 only when every bundle passes.
@@ -21,11 +24,12 @@ REPO="$(cd "$(dirname "$0")/.." && pwd)"
 CACHE="${BURNEDGE_ARM64_CACHE:-$REPO/.cache/arm64-userland}"
 SUITE=bookworm
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
-PACKAGES=python3,python3-numpy,python3-cffi,python3-ply,python3-pycparser,libgomp1,ca-certificates
+PACKAGES=python3,python3-numpy,python3-cffi,python3-ply,python3-pycparser,python3-cryptography,libgomp1,ca-certificates
 WHEELS=(onnx protobuf ml_dtypes safetensors)
 CPU=cortex-a72
 EXPECT=rpi4
 BUNDLES=()
+TRUST=
 
 die() { echo "arm64_userland: error: $*" >&2; exit 2; }
 # removes a (partial) userland: first whatever is still mounted in it (a failed debootstrap may leave /proc, /sys
@@ -39,6 +43,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --cpu) CPU="$2"; shift 2 ;;
         --expect) EXPECT="$2"; shift 2 ;;
+        --trust) TRUST="$(realpath "$2")"; shift 2 ;;
         -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
         -*) die "unknown option $1" ;;
         *) BUNDLES+=("$(realpath "$1")"); shift ;;
@@ -109,6 +114,12 @@ if [ ${#BUNDLES[@]} = 0 ]; then
 else
     for i in "${!BUNDLES[@]}"; do cp "${BUNDLES[$i]}" "$WORK/$i.bedge"; BUNDLES[$i]="$WORK/$i.bedge"; done
 fi
+# the signer's public key, trusted on the board (default: this machine's own, made on its first export)
+if [ -z "$TRUST" ]; then
+    TRUST=$("$PY" -c 'from burnedge.bundle import keys; keys.local_key(); print(keys.public_path(keys.home() / keys.LOCAL))') \
+        || die "cannot find this machine's signing key"
+fi
+cp "$TRUST" "$WORK/signer.pub" || die "cannot read the signer's public key $TRUST"
 cat > "$WORK/check.py" << 'EOF'
 """Inside the arm64 userland: each bundle's test vectors through burnedge.Session, from the expected library."""
 import platform
@@ -121,13 +132,13 @@ from burnedge import bundle, host
 from burnedge.backends.c.cross import pick_library
 from burnedge.feeds import compare
 
-expect, paths = sys.argv[1], sys.argv[2:]
+expect, signer, paths = sys.argv[1], sys.argv[2], sys.argv[3:]
 print(f"machine    {platform.machine()}, Python {platform.python_version()}, numpy {np.__version__}, "
       f"triple {host.triple()}")
 print(f"cpu        {' '.join(sorted(host.features()))}")
 ok = True
 for path in paths:
-    b = bundle.read(path)
+    b = bundle.read(path, trust=[signer])  # the board trusts the signer's key
     lib = pick_library(b.manifest["libraries"].values(), host.fingerprint())
     chosen = lib["path"] if lib else "none (the userland has no compiler to rebuild one)"
     session = burnedge.Session(b)  # the library through cffi, ABI mode
@@ -151,8 +162,8 @@ inside=()
 for b in "${BUNDLES[@]}"; do inside+=("/tmp/${WORK#"$ROOT/tmp/"}/$(basename "$b")"); done
 start=$SECONDS
 status=0
-QEMU_CPU="$CPU" chroot "$ROOT" /usr/bin/env -i QEMU_CPU="$CPU" PATH=/usr/bin:/bin HOME=/root \
+QEMU_CPU="$CPU" chroot "$ROOT" /usr/bin/env -i QEMU_CPU="$CPU" PATH=/usr/bin:/bin HOME=/root BURNEDGE_HOME=/tmp/burnedge-home \
     PYTHONPATH="/tmp/${WORK#"$ROOT/tmp/"}/src:/opt/burnedge-deps" BURNEDGE_CACHE=/tmp/burnedge-cache \
-    PYTHONDONTWRITEBYTECODE=1 python3 "/tmp/${WORK#"$ROOT/tmp/"}/check.py" "$EXPECT" "${inside[@]}" || status=$?
+    PYTHONDONTWRITEBYTECODE=1 python3 "/tmp/${WORK#"$ROOT/tmp/"}/check.py" "$EXPECT" "/tmp/${WORK#"$ROOT/tmp/"}/signer.pub" "${inside[@]}" || status=$?
 echo "arm64_userland: ran in $((SECONDS - start)) s under qemu-aarch64 -cpu $CPU"
 exit $status
