@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -37,3 +40,20 @@ def mlp(opset: int = 17, batch: int | str = 1) -> onnx.ModelProto:
 def mlp_reference(x: np.ndarray, model: onnx.ModelProto) -> np.ndarray:
     inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
     return np.maximum(x @ inits["w"] + inits["b"], 0)
+
+
+def in_thread(fn: Callable[[], Any], seconds: float) -> tuple[threading.Thread, dict]:
+    """Runs fn() in a daemon thread for at most `seconds`: the thread (alive if fn still runs) and a dict holding
+    fn's "value" or its "error" (tests of bounded work: a hang fails the test instead of the run)."""
+    result: dict = {}
+
+    def target():
+        try:
+            result["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            result["error"] = exc
+
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    t.join(seconds)
+    return t, result

@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 import zipfile
 from pathlib import Path
@@ -25,6 +24,8 @@ from onnx import TensorProto, helper
 import burnedge
 from burnedge import bundle
 from burnedge.cli import main
+
+from .helpers import in_thread
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,17 +54,7 @@ def fake_bundle(path: Path, text: str, unpacked: bool = True) -> Path:
 
 def not_hanging(fn, fifo: Path, timeout: float = 10.0):
     """Runs fn(); if it is still blocked after `timeout` (in open() of `fifo`), unblocks it and fails the test."""
-    result: dict = {}
-
-    def target():
-        try:
-            result["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - handed to the test
-            result["error"] = exc
-
-    t = threading.Thread(target=target, daemon=True)
-    t.start()
-    t.join(timeout)
+    t, result = in_thread(fn, timeout)
     if t.is_alive():
         for flags in (os.O_WRONLY | os.O_NONBLOCK, os.O_RDONLY | os.O_NONBLOCK):
             try:

@@ -8,7 +8,6 @@ chain. Nothing here runs the loops or allocates the bytes: `bounded` fails a tes
 
 from __future__ import annotations
 
-import threading
 import time
 
 import numpy as np
@@ -21,22 +20,14 @@ from burnedge import limits
 from burnedge.cli import main
 from burnedge.limits import LimitError
 
+from .helpers import in_thread
+
 OPSET = [helper.make_opsetid("", 17)]
 
 
 def bounded(fn, seconds: float = 20.0):
     """fn()'s result or exception, failing the test when it runs longer than `seconds` (a daemon thread)."""
-    result: dict = {}
-
-    def target():
-        try:
-            result["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - handed to the test
-            result["error"] = exc
-
-    t = threading.Thread(target=target, daemon=True)
-    t.start()
-    t.join(seconds)
+    t, result = in_thread(fn, seconds)
     if t.is_alive():
         pytest.fail(f"still running after {seconds} s (a hang)")
     if "error" in result:
