@@ -1,0 +1,203 @@
+"""Gemm, MatMul, Conv and their fused forms (bias, residual, activation in the epilogue) on the tiled GEMM.
+
+A convolution is an implicit-im2col GEMM: M output channels of a group, N = batch x output pixels, K = input
+channels of a group x kernel taps, the group as the GEMM's z; its B loader computes the input pixel of (k, n)
+(zero in the padding), so no im2col buffer is written. A convolution with one input channel per group
+(depthwise) runs directly instead: one work item per output, looping over its taps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir import Node
+from ...ops.conv import _geo as conv_geometry
+from .emit import Ctx, kernel
+from .ops_elementwise import index_exprs, literal, strides
+
+SIG = "(__global uchar *A, __global const uchar *W, const int z, const int {0}, const int {1})"
+
+
+def activation(node: Node, y: str) -> str:
+    """The epilogue activation of a fused node (burnedge.ops.fused) as an expression over `y`."""
+    act = node.attrs.get("activation", "") or ""
+    p = [float(v) for v in node.attrs.get("activation_params", ()) or ()]
+    f = [literal(v, np.dtype("float32")) for v in p]
+    forms = {
+        "": "{y}",
+        "Relu": "({y} < 0 ? 0.0f : {y})",
+        "Clip": "({y} < {p0} ? {p0} : ({y} > {p1} ? {p1} : {y}))",
+        "LeakyRelu": "({y} >= 0 ? {y} : {p0} * {y})",
+        "HardSigmoid": "be_clamp01({p0} * {y} + {p1})",
+        "HardSwish": "({y} * be_clamp01({y} * (1.0f / 6.0f) + 0.5f))",
+        "Sigmoid": "(1.0f / (1.0f + exp(-{y})))",
+        "Tanh": "tanh({y})",
+        "Gelu": "(0.5f * {y} * (1.0f + erf({y} * 0.70710678118654752f)))",
+    }
+    if act not in forms:
+        raise ValueError(f"unknown epilogue activation {act!r}")
+    return forms[act].format(y=y, p0=f[0] if f else "0", p1=f[1] if len(f) > 1 else "0")
+
+
+def _float_only(ctx: Ctx, node: Node) -> None:
+    for name in [*node.inputs, *node.outputs]:
+        if name:
+            ctx.require(ctx.dtype(name) == np.float32, f"tensor {name!r} is {ctx.dtype(name)}, not float32")
+
+
+def _matrix(ctx: Ctx, name: str, trans: bool) -> tuple[str, bool]:
+    """(pointer, transposed?) of a 2-D operand; a transposed constant is repacked contiguous for coalescing."""
+    v = ctx.graph.values[name]
+    if trans and v.is_const:
+        return ctx.pack(f"{name}/T", np.ascontiguousarray(v.data.T)), False
+    return ctx.ptr(name), trans
+
+
+@kernel("FusedGemm", domain="burnedge")
+@kernel("Gemm")
+def gemm(ctx: Ctx, node: Node) -> None:
+    _float_only(ctx, node)
+    a, b = node.inputs[0], node.inputs[1]
+    c = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else None
+    r = node.inputs[3] if len(node.inputs) > 3 and node.inputs[3] else None
+    ta, tb = bool(node.attrs.get("transA", 0)), bool(node.attrs.get("transB", 0))
+    m, n = ctx.shape(node.outputs[0])
+    k = ctx.shape(a)[0] if ta else ctx.shape(a)[1]
+    alpha, beta = float(node.attrs.get("alpha", 1.0)), float(node.attrs.get("beta", 1.0))
+    pa, ta = _matrix(ctx, a, ta)
+    pb, tb = _matrix(ctx, b, tb)
+    lda = f"{pa}[k * {m} + m]" if ta else f"{pa}[m * {k} + k]"
+    ldb = f"{pb}[n * {k} + k]" if tb else f"{pb}[k * {n} + n]"
+    y = "acc" if alpha == 1.0 else f"({literal(alpha, np.dtype('float32'))} * acc)"
+    if c is not None:
+        sc = strides(ctx.shape(c), (m, n))
+        term = f"{ctx.ptr(c)}[m * {sc[0]} + n * {sc[1]}]"
+        y = f"({y} + {term})" if beta == 1.0 else f"({y} + {literal(beta, np.dtype('float32'))} * {term})"
+    _emit_dense(ctx, node, m, n, k, 1, lda, ldb, y, "m * %d + n" % n, r)
+
+
+def _emit_dense(ctx, node, m, n, k, z, lda, ldb, y, out_index, r, z_a="", z_b="") -> None:
+    out = node.outputs[0]
+    res = f" + {ctx.ptr(r)}[o]" if r else ""
+    helpers = (
+        f"inline float KERNEL_NAME_lda{SIG.format('m', 'k')} {{ {z_a}return {lda}; }}\n"
+        f"inline float KERNEL_NAME_ldb{SIG.format('k', 'n')} {{ {z_b}return {ldb}; }}\n"
+        f"inline void KERNEL_NAME_st{SIG.format('m', 'n')[:-1]}, const float acc) {{\n"
+        f"  const long o = {out_index};\n  const float y = {y}{res};\n"
+        f"  {ctx.ptr(out)}[o] = {activation(node, 'y')};\n}}"
+    )
+    ctx.gemm(m, n, k, z, helpers)
+
+
+def _batch_offset(shape: tuple[int, ...], batch: tuple[int, ...], block: int, var: str = "z") -> tuple[str, str]:
+    """(statements, expression) of the element offset of batch `var` in an operand whose batch dims are `shape`
+    broadcast to `batch`, each batch holding `block` elements."""
+    st = [s * block for s in strides(shape, batch)] if batch else []
+    if not batch or not any(st):
+        return "", "0"
+    stmts, offs = index_exprs(list(batch), [st], var)
+    return " ".join(stmts).replace("long r_", "long rz_").replace("r_", "rz_"), offs[0]
+
+
+@kernel("FusedMatMul", domain="burnedge")
+@kernel("MatMul")
+def matmul(ctx: Ctx, node: Node) -> None:
+    _float_only(ctx, node)
+    a, b = node.inputs[0], node.inputs[1]
+    bias = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else None
+    r = node.inputs[3] if len(node.inputs) > 3 and node.inputs[3] else None
+    sa, sb = ctx.shape(a), ctx.shape(b)
+    a2 = sa if len(sa) >= 2 else (1, sa[0])
+    b2 = sb if len(sb) >= 2 else (sb[0], 1)
+    m, k, n = a2[-2], a2[-1], b2[-1]
+    batch = tuple(np.broadcast_shapes(a2[:-2], b2[:-2]))
+    z = int(np.prod(batch, dtype=np.int64)) if batch else 1
+    za, oa = _batch_offset(a2[:-2], batch, m * k)
+    zb, ob = _batch_offset(b2[:-2], batch, k * n)
+    lda = f"{ctx.ptr(a)}[{oa} + m * {k} + k]"
+    ldb = f"{ctx.ptr(b)}[{ob} + k * {n} + n]"
+    y = "acc"
+    if bias is not None:
+        full = batch + (m, n)
+        ctx.require(len(ctx.shape(bias)) <= len(full), f"bias {ctx.shape(bias)} does not broadcast to {full}")
+        sbias = strides(ctx.shape(bias), full)
+        ctx.require(not any(sbias[:-2]), f"a bias {ctx.shape(bias)} with batch dimensions")
+        y = f"(acc + {ctx.ptr(bias)}[m * {sbias[-2]} + n * {sbias[-1]}])"
+    _emit_dense(ctx, node, m, n, k, z, lda, ldb, y, f"(long)z * {m * n} + m * {n} + n", r, za, zb)
+
+
+def conv_geo(ctx: Ctx, node: Node) -> dict[str, int]:
+    x, w = node.inputs[0], node.inputs[1]
+    xs, ws = ctx.shape(x), ctx.shape(w)
+    ctx.require(len(xs) in (3, 4), f"{len(xs) - 2}-D convolution (1-D and 2-D run)")
+    a = node.attrs
+    kernel_, st, dil, geo = conv_geometry(
+        xs, ws, a.get("kernel_shape"), a.get("strides"), a.get("dilations"), a.get("pads"), a.get("auto_pad", "NOTSET")
+    )
+    if len(xs) == 3:  # 1-D: a 2-D convolution of height 1
+        xs, kernel_, st, dil = (*xs[:2], 1, xs[2]), [1, *kernel_], [1, *st], [1, *dil]
+        out, begin = [1, geo.out[0]], [0, geo.begin[0]]
+    else:
+        out, begin = geo.out, geo.begin
+    group = int(a.get("group", 1))
+    return dict(
+        B=xs[0], C=xs[1], H=xs[2], W=xs[3], M=ws[0], G=group, Cg=xs[1] // group, Mg=ws[0] // group,
+        KH=kernel_[0], KW=kernel_[1], SH=st[0], SW=st[1], DH=dil[0], DW=dil[1], PH=begin[0], PW=begin[1],
+        OH=out[0], OW=out[1],
+    )  # fmt: skip
+
+
+@kernel("FusedConv", domain="burnedge")
+@kernel("Conv")
+def conv(ctx: Ctx, node: Node) -> None:
+    _float_only(ctx, node)
+    g = conv_geo(ctx, node)
+    x, w = ctx.ptr(node.inputs[0]), ctx.ptr(node.inputs[1])
+    bias = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else None
+    r = node.inputs[3] if len(node.inputs) > 3 and node.inputs[3] else None
+    ohw, khw = g["OH"] * g["OW"], g["KH"] * g["KW"]
+    if g["Cg"] == 1 and g["G"] > 1:
+        return _depthwise(ctx, node, g, x, w, bias, r)
+    kk = g["Cg"] * khw
+    lda = f"{w}[(z * {g['Mg']} + m) * {kk} + k]"
+    simple = khw == 1 and g["SH"] == g["SW"] == 1 and g["PH"] == g["PW"] == 0 and ohw == g["H"] * g["W"]
+    if simple:
+        z_b = f"const int bi = n / {ohw}, p = n % {ohw}; "
+        ldb = f"{x}[(bi * {g['C']} + z * {g['Cg']} + k) * {ohw} + p]"
+    else:
+        z_b = (
+            f"const int ci = k / {khw}, t = k % {khw}, kh = t / {g['KW']}, kw = t % {g['KW']}; "
+            f"const int bi = n / {ohw}, p = n % {ohw}, oh = p / {g['OW']}, ow = p % {g['OW']}; "
+            f"const int ih = oh * {g['SH']} - {g['PH']} + kh * {g['DH']}, iw = ow * {g['SW']} - {g['PW']} + kw * {g['DW']}; "
+            f"if (ih < 0 || ih >= {g['H']} || iw < 0 || iw >= {g['W']}) return 0.0f; "
+        )
+        ldb = f"{x}[((bi * {g['C']} + z * {g['Cg']} + ci) * {g['H']} + ih) * {g['W']} + iw]"
+    co = f"(z * {g['Mg']} + m)"
+    y = f"(acc + {ctx.ptr(bias)}[{co}])" if bias else "acc"
+    out_index = f"((long)(n / {ohw}) * {g['M']} + {co}) * {ohw} + n % {ohw}"
+    _emit_dense(ctx, node, g["Mg"], g["B"] * ohw, kk, g["G"], lda, ldb, y, out_index, r, "", z_b)
+
+
+def _depthwise(ctx: Ctx, node: Node, g: dict[str, int], x: str, w: str, bias, r) -> None:
+    """One work item per output element: co's input channel co / (M/C), its KH x KW taps."""
+    n = g["B"] * g["M"] * g["OH"] * g["OW"]
+    mult = g["Mg"]
+    lines = [
+        f"if (i >= {n}) return;",
+        f"const int ow = i % {g['OW']}, oh = (i / {g['OW']}) % {g['OH']}, co = (i / {g['OH'] * g['OW']}) % {g['M']};",
+        f"const int bi = i / {g['M'] * g['OH'] * g['OW']}, ci = co / {mult};",
+        f"__global const float *xp = {x} + ((long)bi * {g['C']} + ci) * {g['H'] * g['W']};",
+        f"__global const float *wp = {w} + co * {g['KH'] * g['KW']};",
+        "float acc = 0.0f;",
+        f"#pragma unroll\n  for (int kh = 0; kh < {g['KH']}; kh++) {{",
+        f"  const int ih = oh * {g['SH']} - {g['PH']} + kh * {g['DH']};",
+        f"  if (ih < 0 || ih >= {g['H']}) continue;",
+        f"  #pragma unroll\n    for (int kw = 0; kw < {g['KW']}; kw++) {{",
+        f"    const int iw = ow * {g['SW']} - {g['PW']} + kw * {g['DW']};",
+        f"    if (iw >= 0 && iw < {g['W']}) acc = fma(xp[ih * {g['W']} + iw], wp[kh * {g['KW']} + kw], acc);",
+        "  }",
+        "}",
+        f"float y = acc{f' + {ctx.ptr(bias)}[co]' if bias else ''}{f' + {ctx.ptr(r)}[i]' if r else ''};",
+        f"{ctx.ptr(node.outputs[0])}[i] = {activation(node, 'y')};",
+    ]
+    ctx.launch("\n  ".join(lines), n, (ctx.local_1d,))
