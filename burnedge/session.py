@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -121,6 +122,21 @@ class Session:
     def run(self, feeds: Mapping[str, object]) -> dict[str, np.ndarray]:
         """Runs the model once; returns {output name: array}."""
         return self._exe.run(check_feeds(self._inputs, feeds, convert=self._int8 if self._int8_inputs else None))
+
+    def run_async(self, feeds: Mapping[str, object]) -> concurrent.futures.Future:
+        """Queues one run and returns a future of its outputs: a backend with a device queue (opencl) returns at
+        once and runs queued back to back without waiting in between; any other runs now and returns a done
+        future. `run(feeds)` and `run_async(feeds).result()` give the same outputs."""
+        checked = check_feeds(self._inputs, feeds, convert=self._int8 if self._int8_inputs else None)
+        queue = getattr(self._exe, "run_async", None)
+        if queue is not None:
+            return queue(checked)
+        done: concurrent.futures.Future = concurrent.futures.Future()
+        try:
+            done.set_result(self._exe.run(checked))
+        except BurnedgeError as exc:
+            done.set_exception(exc)
+        return done
 
     def __repr__(self) -> str:
         return f"Session({self.name!r}, backend={self.backend.name!r})"

@@ -82,6 +82,7 @@ class OpenCLBackend(Backend):
             _constants(plan),
             tensors,
             steps=len(g.nodes),
+            flops=e.flops,
         )
         model.plan = plan
         return model
@@ -97,13 +98,18 @@ class OpenCLBackend(Backend):
 
     def artifacts(self, plan: Plan) -> Artifacts:
         e = self._emit(plan)
-        table = {"launches": [ln.to_json() for ln in e.launches], "steps": len(plan.graph.nodes), "tuning": e.tuning}
+        table = {
+            "launches": [ln.to_json() for ln in e.launches],
+            "steps": len(plan.graph.nodes),
+            "flops": e.flops,
+            "tuning": e.tuning,
+        }
         members = {SOURCE: e.source.encode(), LAUNCHES: json.dumps(table, indent=1).encode()}
         return Artifacts(members, e.weights, e.weight_bytes, payload=e)
 
     def build(self, artifacts: Artifacts, target) -> Library:
         """Nothing to compile ahead: the program is built on the device at load (and cached there)."""
-        return Library({}, {"backend": "opencl", "source": SOURCE, "launches": LAUNCHES})
+        return Library({}, {"path": SOURCE})
 
     def load(self, bundle: Bundle, threads: int = 1) -> CLModel:
         signing.require(bundle, "load its OpenCL program")
@@ -127,6 +133,7 @@ class OpenCLBackend(Backend):
             slots(m["outputs"]),
             bundle.constant_outputs(),
             steps=int(table.get("steps", 0)),
+            flops=int(table.get("flops", 0)),
         )
 
 

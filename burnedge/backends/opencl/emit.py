@@ -95,6 +95,7 @@ class Emitted:
     weights: dict[str, tuple[int, np.ndarray]]
     weight_bytes: int
     tuning: dict[str, str] = field(default_factory=dict)  # problem key -> chosen GEMM configuration
+    flops: int = 0
 
 
 Generator = Callable[["Ctx", Node], None]
@@ -151,6 +152,7 @@ class Ctx:
     tuning: dict[str, str] = field(default_factory=dict)
     fp16: bool = False
     compute_units: int = 16  # the device's, for the GEMM heuristic
+    flops: int = 0  # multiply-adds x 2 of the GEMMs and convolutions: what a run computes
     local_1d: int = 128  # work-group size of the one-dimensional kernels
 
     @property
@@ -199,6 +201,7 @@ class Ctx:
     def gemm(self, m: int, n: int, k: int, z: int, helpers: str) -> None:
         """Adds the tiled GEMM of an M x N x K problem (z of them) over `helpers` (gemm.py), its tile shape
         chosen by the tuner for this problem."""
+        self.flops += 2 * m * n * k * z
         names = heuristic(m, n, z, self.compute_units)
         key = f"gemm:{m}x{n}x{k}x{z}"
         pick = self.tuning.get(key)
@@ -258,7 +261,7 @@ def emit(
         ctx.step, ctx.node = i, node
         gen(ctx, node)
     source = PRELUDE + "\n\n".join(ctx.kernels) + "\n"
-    return Emitted(source, ctx.launches, ctx.weights, ctx.weight_bytes, ctx.tuning)
+    return Emitted(source, ctx.launches, ctx.weights, ctx.weight_bytes, ctx.tuning, ctx.flops)
 
 
 def weights_blob(weights: dict[str, tuple[int, np.ndarray]], size: int) -> np.ndarray:

@@ -73,7 +73,7 @@ def gemm(ctx: Ctx, node: Node) -> None:
         sc = strides(ctx.shape(c), (m, n))
         term = f"{ctx.ptr(c)}[m * {sc[0]} + n * {sc[1]}]"
         y = f"({y} + {term})" if beta == 1.0 else f"({y} + {literal(beta, np.dtype('float32'))} * {term})"
-    _emit_dense(ctx, node, m, n, k, 1, lda, ldb, y, "m * %d + n" % n, r)
+    _emit_dense(ctx, node, m, n, k, 1, lda, ldb, y, f"m * {n} + n", r)
 
 
 def _emit_dense(ctx, node, m, n, k, z, lda, ldb, y, out_index, r, z_a="", z_b="") -> None:
@@ -121,7 +121,9 @@ def matmul(ctx: Ctx, node: Node) -> None:
         full = batch + (m, n)
         ctx.require(len(ctx.shape(bias)) <= len(full), f"bias {ctx.shape(bias)} does not broadcast to {full}")
         sbias = strides(ctx.shape(bias), full)
-        ctx.require(not any(sbias[:-2]), f"a bias {ctx.shape(bias)} with batch dimensions")
+        ctx.require(
+            not any(s for s, d in zip(sbias, batch) if d > 1), f"a bias {ctx.shape(bias)} with batch dimensions"
+        )
         y = f"(acc + {ctx.ptr(bias)}[m * {sbias[-2]} + n * {sbias[-1]}])"
     _emit_dense(ctx, node, m, n, k, z, lda, ldb, y, f"(long)z * {m * n} + m * {n} + n", r, za, zb)
 
@@ -168,7 +170,8 @@ def conv(ctx: Ctx, node: Node) -> None:
         z_b = (
             f"const int ci = k / {khw}, t = k % {khw}, kh = t / {g['KW']}, kw = t % {g['KW']}; "
             f"const int bi = n / {ohw}, p = n % {ohw}, oh = p / {g['OW']}, ow = p % {g['OW']}; "
-            f"const int ih = oh * {g['SH']} - {g['PH']} + kh * {g['DH']}, iw = ow * {g['SW']} - {g['PW']} + kw * {g['DW']}; "
+            f"const int ih = oh * {g['SH']} - {g['PH']} + kh * {g['DH']}, "
+            f"iw = ow * {g['SW']} - {g['PW']} + kw * {g['DW']}; "
             f"if (ih < 0 || ih >= {g['H']} || iw < 0 || iw >= {g['W']}) return 0.0f; "
         )
         ldb = f"{x}[((bi * {g['C']} + z * {g['Cg']} + ci) * {g['H']} + ih) * {g['W']} + iw]"
@@ -181,6 +184,7 @@ def conv(ctx: Ctx, node: Node) -> None:
 def _depthwise(ctx: Ctx, node: Node, g: dict[str, int], x: str, w: str, bias, r) -> None:
     """One work item per output element: co's input channel co / (M/C), its KH x KW taps."""
     n = g["B"] * g["M"] * g["OH"] * g["OW"]
+    ctx.flops += 2 * n * g["KH"] * g["KW"]
     mult = g["Mg"]
     lines = [
         f"if (i >= {n}) return;",

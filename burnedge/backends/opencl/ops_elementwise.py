@@ -181,17 +181,14 @@ def gen_elementwise(ctx: Ctx, out: str, inputs: list[str], body) -> None:
     dims, st = merge(list(shape) or [1], [s or [0] for _, _, s in streamed] + [strides(shape, shape) or [1]])
     split, offs = index_exprs(dims, st)
     loads = [
-        f"const {cltype(ctx.dtype(name))} v{k} = {ctx.ptr(name)}[{off}];"
-        for (k, name, _), off in zip(streamed, offs)
+        f"const {cltype(ctx.dtype(name))} v{k} = {ctx.ptr(name)}[{off}];" for (k, name, _), off in zip(streamed, offs)
     ]
     stmts, final = body(operands, types)
     lines = [f"if (i >= {n}) return;", *split, *loads, *stmts, f"{ctx.ptr(out)}[{offs[-1]}] = {final};"]
     ctx.launch("\n  ".join(lines), n, (ctx.local_1d,))
 
 
-SIMPLE = sorted(
-    (set(FLOAT_EXPR) | set(INT_EXPR) | set(ANY_EXPR) | {"Clip", "Sum", "Mean", "Cast", "CastLike", "Expand"})
-)
+SIMPLE = sorted(set(FLOAT_EXPR) | set(INT_EXPR) | set(ANY_EXPR) | {"Clip", "Sum", "Mean", "Cast", "CastLike", "Expand"})
 
 
 @kernel(*SIMPLE)

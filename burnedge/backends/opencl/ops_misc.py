@@ -98,7 +98,8 @@ def arg_extreme(ctx: Ctx, node: Node) -> None:
         f"if (i >= {n}) return;",
         f"__global const {cltype(ctx.dtype(x))} *p = {ctx.ptr(x)} + (i / {inner}) * {dim * inner} + i % {inner};",
         "long at = 0; " + f"{cltype(ctx.dtype(x))} best = p[0];",
-        f"for (long j = 1; j < {dim}; j++) {{ const {cltype(ctx.dtype(x))} v = p[j * {inner}]; if ({cmp}) {{ best = v; at = j; }} }}",
+        f"for (long j = 1; j < {dim}; j++) {{ const {cltype(ctx.dtype(x))} v = p[j * {inner}];",
+        f"  if ({cmp}) {{ best = v; at = j; }} }}",
         f"{ctx.ptr(y)}[i] = at;",
     ]
     ctx.launch("\n  ".join(lines), n, (ctx.local_1d,))

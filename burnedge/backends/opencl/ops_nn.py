@@ -31,8 +31,8 @@ def _reduce_tree(var: str, op: str, ls: int, buf: str) -> list[str]:
     """Statements combining every item's `var` over the group (local buffer `buf`), result back in `var`."""
     return [
         f"{buf}[lid] = {var}; barrier(CLK_LOCAL_MEM_FENCE);",
-        f"for (int s = {ls // 2}; s > 0; s >>= 1) {{ if (lid < s) {buf}[lid] = {op.format(f'{buf}[lid]', f'{buf}[lid + s]')};"
-        " barrier(CLK_LOCAL_MEM_FENCE); }",
+        f"for (int s = {ls // 2}; s > 0; s >>= 1) {{",
+        f"  if (lid < s) {buf}[lid] = {op.format(f'{buf}[lid]', f'{buf}[lid + s]')}; barrier(CLK_LOCAL_MEM_FENCE); }}",
         f"{var} = {buf}[0]; barrier(CLK_LOCAL_MEM_FENCE);",
     ]
 
@@ -40,7 +40,7 @@ def _reduce_tree(var: str, op: str, ls: int, buf: str) -> list[str]:
 def _rows(ctx: Ctx, outer: int, length: int, inner: int, body: list[str]) -> None:
     ls = _group(length)
     head = [
-        f"const int lid = get_local_id(0), row = get_group_id(0);",
+        "const int lid = get_local_id(0), row = get_group_id(0);",
         f"const long base = (long)(row / {inner}) * {length * inner} + row % {inner};",
         f"__local float red[{ls}];",
     ]
@@ -64,7 +64,7 @@ def softmax(ctx: Ctx, node: Node) -> None:
     else:
         outer, length, inner = _prod(shape[:axis]), shape[axis], _prod(shape[axis + 1 :])
     at = f"base + (long)j * {inner}"
-    last = f"(v - mx) - log(sm)" if node.op_type == "LogSoftmax" else "exp(v - mx) / sm"
+    last = "(v - mx) - log(sm)" if node.op_type == "LogSoftmax" else "exp(v - mx) / sm"
     body = [
         "float mx = -INFINITY;",
         f"for (int j = lid; j < {length}; j += LS) mx = fmax(mx, {x}[{at}]);",
@@ -90,6 +90,7 @@ def layer_norm(ctx: Ctx, node: Node) -> None:
     for t in (scale, bias):
         if t:
             ctx.require(_prod(ctx.shape(t)) in (1, length), f"scale/bias {ctx.shape(t)} is not one per row element")
+
     def per(t: str) -> str:
         return f"{ctx.ptr(t)}[{'j' if _prod(ctx.shape(t)) == length else '0'}]"
 
@@ -131,7 +132,15 @@ def pool(ctx: Ctx, node: Node) -> None:
     out, begin, end_x = list(geo.out), list(geo.begin), list(geo.end_explicit)
     sp = list(shape[2:])
     if len(shape) == 3:
-        sp, kernel_, st, dil, out, begin, end_x = [1, *sp], [1, *kernel_], [1, *st], [1, *dil], [1, *out], [0, *begin], [0, *end_x]
+        sp, kernel_, st, dil, out, begin, end_x = (
+            [1, *sp],
+            [1, *kernel_],
+            [1, *st],
+            [1, *dil],
+            [1, *out],
+            [0, *begin],
+            [0, *end_x],
+        )
     H, Wd = sp
     n = shape[0] * shape[1] * out[0] * out[1]
     x, y = ctx.ptr(node.inputs[0]), ctx.ptr(node.outputs[0])
@@ -149,7 +158,10 @@ def pool(ctx: Ctx, node: Node) -> None:
         f"    if (ih >= 0 && ih < {H} && iw >= 0 && iw < {Wd}) {{ const float v = xp[ih * {Wd} + iw];",
         "      " + ("acc = (v > acc || isnan(v)) ? v : acc;" if is_max else "acc += v;") + " cnt++; }",
         *(
-            [f"    else if (ih >= -{begin[0]} && ih < {H + end_x[0]} && iw >= -{begin[1]} && iw < {Wd + end_x[1]}) cnt++;"]
+            [
+                f"    else if (ih >= -{begin[0]} && ih < {H + end_x[0]} && "
+                f"iw >= -{begin[1]} && iw < {Wd + end_x[1]}) cnt++;"
+            ]
             if include and not is_max
             else []
         ),

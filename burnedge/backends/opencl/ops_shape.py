@@ -132,7 +132,15 @@ def tile(ctx: Ctx, node: Node) -> None:
     n = _prod(out)
     split, offs = index_exprs(list(out), [_contiguous(out)])
     st = _contiguous(shape)
-    src = " + ".join(f"(c{d} % {shape[d]}) * {st[d]}" for d in range(len(shape))) if len(shape) > 1 else f"(i % {shape[0]})"
+    src = (
+        " + ".join(f"(c{d} % {shape[d]}) * {st[d]}" for d in range(len(shape)))
+        if len(shape) > 1
+        else f"(i % {shape[0]})"
+    )
     ct = cltype(ctx.dtype(node.outputs[0]))
-    body = [f"if (i >= {n}) return;", *split, f"{ctx.ptr(node.outputs[0])}[i] = ({ct}){ctx.ptr(node.inputs[0])}[{src}];"]
+    body = [
+        f"if (i >= {n}) return;",
+        *split,
+        f"{ctx.ptr(node.outputs[0])}[i] = ({ct}){ctx.ptr(node.inputs[0])}[{src}];",
+    ]
     ctx.launch("\n  ".join(body), n, (ctx.local_1d,))

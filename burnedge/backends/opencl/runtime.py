@@ -41,7 +41,12 @@ NO_PLATFORM = (
     "no OpenCL platform with a device here: install an OpenCL driver (Debian: apt-get install pocl-opencl-icd; "
     "NVIDIA: point OCL_ICD_VENDORS at a folder with an .icd file naming libnvidia-opencl.so.1)"
 )
-BUILD_OPTIONS = "-cl-std=CL1.2 -cl-mad-enable"
+GPU_OPTIONS = "-cl-std=CL1.2 -cl-mad-enable"
+# a CPU device (PoCL, what CI tests on): its optimiser takes ~6x longer to build a small model than the
+# unoptimised program takes to run it, so programs under LIGHT flops build unoptimised there;
+# BURNEDGE_OPENCL_OPTIONS overrides every choice
+CPU_OPTIONS = "-cl-std=CL1.2 -cl-opt-disable"
+LIGHT = 20_000_000
 _state: dict[str, Any] = {"builds": 0}
 _lock = threading.Lock()
 
@@ -100,9 +105,16 @@ def builds() -> int:
     return _state["builds"]
 
 
-def program(source: str, options: str = BUILD_OPTIONS) -> Any:
+def build_options(dev: Any, flops: int = LIGHT) -> str:
+    """The build options of a program computing `flops` per run on `dev`."""
+    light = not dev.type & cl.device_type.GPU and flops < LIGHT
+    return os.environ.get("BURNEDGE_OPENCL_OPTIONS", CPU_OPTIONS if light else GPU_OPTIONS)
+
+
+def program(source: str, flops: int = LIGHT) -> Any:
     """`source` built for the shared device: from the cached binary when there is one, else built and cached."""
     ctx, dev = device()
+    options = build_options(dev, flops)
     key = hashlib.sha256(f"{device_key(dev)}|{options}|{source}".encode()).hexdigest()[:32]
     memo = _state.setdefault("programs", {})
     if key in memo:
@@ -174,6 +186,7 @@ class CLModel:
         constants: Mapping[str, np.ndarray],
         tensors: Mapping[str, Slot] | None = None,
         steps: int = 0,
+        flops: int = 0,
     ):
         self.context, self.device = device()
         self.source, self.launches = source, launches
@@ -187,7 +200,8 @@ class CLModel:
         self.arena = cl.Buffer(self.context, mf.READ_WRITE, max(arena_bytes, 64))
         blob = np.ascontiguousarray(weights).view(np.uint8)
         self.weights = cl.Buffer(self.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=blob)
-        prg = program(source)
+        self.flops = flops  # per run (GEMMs and convolutions), for achieved FLOP/s
+        prg = program(source, flops)
         self._kernels = []
         for launch in launches:
             k = cl.Kernel(prg, launch.kernel)
@@ -280,4 +294,7 @@ class CLModel:
                 del keep
         finally:
             self.queue = saved
-        return [(ln.kernel, ln.step, (ev.profile.end - ev.profile.start) * 1e-6) for (_, ln), ev in zip(self._kernels, events)]
+        return [
+            (ln.kernel, ln.step, (ev.profile.end - ev.profile.start) * 1e-6)
+            for (_, ln), ev in zip(self._kernels, events)
+        ]

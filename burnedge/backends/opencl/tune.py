@@ -16,7 +16,7 @@ import numpy as np
 
 from ...files import write_atomic
 from ...plan import Plan
-from .runtime import cache_root, cl, device, device_key
+from .runtime import build_options, cache_root, cl, device, device_key
 
 __all__ = ["Tuner"]
 
@@ -50,13 +50,15 @@ class Tuner:
             return names[0]
         source = "\n".join(src.replace("KERNEL_NAME", f"tune{i}") for i, (src, _, _) in enumerate(variants.values()))
         try:
-            prg = cl.Program(self.context, source).build(options="-cl-std=CL1.2 -cl-mad-enable")
+            prg = cl.Program(self.context, source).build(options=build_options(self.device))
         except cl.Error:
             return names[0]
         queue = cl.CommandQueue(self.context, self.device, properties=cl.command_queue_properties.PROFILING_ENABLE)
         mf = cl.mem_flags
         arena = cl.Buffer(self.context, mf.READ_WRITE, max(self.plan.arena_bytes, 64))
-        weights = cl.Buffer(self.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.zeros(max(weight_bytes, 64), np.uint8))
+        weights = cl.Buffer(
+            self.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.zeros(max(weight_bytes, 64), np.uint8)
+        )
         best, best_t = names[0], float("inf")
         for i, (name, (_, gs, local)) in enumerate(variants.items()):
             k = cl.Kernel(prg, f"tune{i}")

@@ -1,0 +1,142 @@
+"""The OpenCL backend on this machine's OpenCL device (PoCL in CI): fusion into single kernels, run_async against
+run, bundles whose program is built once per device, and the one-line error without a platform.
+
+References: numpy (erf) and the numpy backend, which nobody here wrote as OpenCL."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import math
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import burnedge
+from burnedge.backends import lookup
+from burnedge.errors import BurnedgeError
+
+pytest.importorskip("pyopencl", reason="the OpenCL backend needs the opencl extra")
+opencl = lookup("opencl")
+if opencl.unavailable_reason():
+    pytest.skip(f"no OpenCL device: {opencl.unavailable_reason()}", allow_module_level=True)
+
+from burnedge.backends.opencl import runtime  # noqa: E402
+
+
+def _model(nodes, inits, shape=(2, 3, 8)) -> burnedge.Model:
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        inits,
+    )
+    return burnedge.load(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]))
+
+
+def _gelu_model() -> burnedge.Model:
+    """GELU as written in the tensor API: x * (erf(x / sqrt(2)) + 1) / 2, five ONNX nodes."""
+    c = [
+        helper.make_tensor("s2", TensorProto.FLOAT, [], [math.sqrt(2.0)]),
+        helper.make_tensor("one", TensorProto.FLOAT, [], [1.0]),
+        helper.make_tensor("two", TensorProto.FLOAT, [], [2.0]),
+    ]
+    nodes = [
+        helper.make_node("Div", ["x", "s2"], ["a"]),
+        helper.make_node("Erf", ["a"], ["b"]),
+        helper.make_node("Add", ["b", "one"], ["c"]),
+        helper.make_node("Mul", ["x", "c"], ["d"]),
+        helper.make_node("Div", ["d", "two"], ["y"]),
+    ]
+    return _model(nodes, c)
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    return np.vectorize(math.erf)(x.astype(np.float64))
+
+
+def test_gelu_chain_runs_as_one_kernel():
+    s = burnedge.Session(_gelu_model(), backend="opencl")
+    x = np.random.default_rng(0).standard_normal((2, 3, 8)).astype(np.float32)
+    exe = s.executable
+    assert exe.kernel_count == 1
+    profile = exe.profile({"x": x})  # what the device ran: one kernel, timed by the profiling queue
+    assert len(profile) == 1 and profile[0][2] >= 0
+    want = x * (_erf(x / math.sqrt(2.0)) + 1) / 2
+    np.testing.assert_allclose(s.run({"x": x})["y"], want, rtol=1e-5, atol=1e-6)
+
+
+def _conv_model() -> burnedge.Model:
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((8, 3, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(8).astype(np.float32)
+    fc = rng.standard_normal((10, 8 * 4 * 4)).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("Flatten", ["r"], ["f"]),
+        helper.make_node("Gemm", ["f", "fc"], ["g"], transB=1),
+        helper.make_node("Softmax", ["g"], ["y"]),
+    ]
+    inits = [onnx.numpy_helper.from_array(a, n) for a, n in ((w, "w"), (b, "b"), (fc, "fc"))]
+    return _model(nodes, inits, shape=(2, 3, 8, 8))
+
+
+def test_conv_epilogue_is_fused_and_matches_numpy():
+    model = _conv_model()
+    s = burnedge.Session(model, backend="opencl")
+    assert s.executable.kernel_count == 3  # conv+bias+relu, gemm, softmax (flatten is a view)
+    x = np.random.default_rng(2).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    want = burnedge.Session(model, backend="numpy").run({"x": x})["y"]
+    np.testing.assert_allclose(s.run({"x": x})["y"], want, rtol=1e-5, atol=1e-6)
+
+
+def test_run_async_queues_and_matches_run():
+    model = _conv_model()
+    a, b = burnedge.Session(model, backend="opencl"), burnedge.Session(model, backend="opencl")
+    assert a.executable.context is b.executable.context  # sessions share the process's context
+    rng = np.random.default_rng(3)
+    xs = [rng.standard_normal((2, 3, 8, 8)).astype(np.float32) for _ in range(6)]
+    sync = [a.run({"x": x})["y"] for x in xs]
+    futures = [a.run_async({"x": x}) for x in xs] + [b.run_async({"x": x}) for x in xs]
+    assert all(isinstance(f, concurrent.futures.Future) for f in futures)
+    results = [f.result(timeout=60)["y"] for f in futures]
+    for got, want in zip(results, sync + sync):
+        assert np.array_equal(got, want)  # the same kernels on the same inputs: identical bits
+    assert all(f.done() for f in futures)
+
+
+def test_run_async_checks_feeds():
+    s = burnedge.Session(_conv_model(), backend="opencl")
+    with pytest.raises(BurnedgeError, match="x"):
+        s.run_async({"x": np.zeros((1, 3, 8, 8), np.float32)})
+
+
+def test_bundle_program_is_built_once_per_device(tmp_path, monkeypatch):
+    monkeypatch.setenv("BURNEDGE_HOME", str(tmp_path / "home"))
+    path = burnedge.export(_conv_model(), tmp_path / "m.bedge", backend="opencl", test_vectors=1)
+    bundle = burnedge.bundle.read(path)
+    assert "opencl/model.cl" in bundle.manifest["files"] and "__kernel" in bundle.member("opencl/model.cl").decode()
+    runtime._state.pop("programs", None)  # forget built programs: only the disk cache may help
+    before = runtime.builds()
+    first = burnedge.Session(path, backend="opencl")
+    assert runtime.builds() == before + 1
+    runtime._state.pop("programs", None)
+    second = burnedge.Session(path, backend="opencl")
+    assert runtime.builds() == before + 1  # the second load read the device binary from the cache
+    ((feeds, outs),) = bundle.vectors()
+    for s in (first, second):
+        got = s.run(feeds)
+        for name, want in outs.items():
+            np.testing.assert_allclose(got[name], want, rtol=1e-5, atol=1e-6)
+
+
+def test_no_platform_is_one_line_naming_what_to_install(monkeypatch):
+    monkeypatch.setattr(runtime, "_state", {"builds": 0})
+    monkeypatch.setattr(runtime.cl, "get_platforms", lambda: [])
+    why = opencl.unavailable_reason()
+    assert "\n" not in why and "pocl-opencl-icd" in why
+    with pytest.raises(BurnedgeError, match="pocl-opencl-icd"):
+        burnedge.Session(_gelu_model(), backend="opencl")
