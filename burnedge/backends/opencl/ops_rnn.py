@@ -32,10 +32,10 @@ def _check(ctx: Ctx, node: Node, gates: int) -> tuple[int, int, int, int]:
     for name in [*node.inputs, *node.outputs]:
         if name and name != ins[4]:
             ctx.require(ctx.dtype(name) == np.float32, f"tensor {name!r} is {ctx.dtype(name)}, not float32")
-    T, B, I = ctx.shape(node.inputs[0])
+    T, B, n_in = ctx.shape(node.inputs[0])
     H = int(a["hidden_size"]) if a.get("hidden_size") else ctx.shape(node.inputs[2])[-1]
     ctx.require(H <= 1024, f"hidden size {H} over one work-group")
-    return T, B, I, H
+    return T, B, n_in, H
 
 
 def _io(ctx: Ctx, node: Node) -> dict[str, str | None]:
@@ -62,12 +62,12 @@ def _launch(ctx: Ctx, B: int, H: int, body: list[str]) -> None:
     ctx.launch("\n  ".join(body), B * ls, (ls,))
 
 
-def _gate(name: str, k: int, H: int, I: int, p: dict) -> list[str]:
+def _gate(name: str, k: int, H: int, n_in: int, p: dict) -> list[str]:
     """Statements computing gate `k`'s pre-activation for unit j into `name` (W x_t + R h + Wb + Rb)."""
-    bias = f"{p['b']}[{k * H} + j] + {p['b']}[{(k + 0) * H} + j + GH]" if p["b"] else "0.0f"
+    bias = f"{p['b']}[{k * H} + j] + {p['b']}[{k * H} + j + GH]" if p["b"] else "0.0f"
     return [
         f"float {name}; {{ float acc = {bias};",
-        "  " + _dot(f"({p['w']} + ({k * H} + j) * {I})", "xt", I),
+        "  " + _dot(f"({p['w']} + ({k * H} + j) * {n_in})", "xt", n_in),
         "  " + _dot(f"({p['r']} + ({k * H} + j) * {H})", "hs", H),
         f"  {name} = acc; }}",
     ]
@@ -75,7 +75,7 @@ def _gate(name: str, k: int, H: int, I: int, p: dict) -> list[str]:
 
 @kernel("LSTM")
 def lstm(ctx: Ctx, node: Node) -> None:
-    T, B, I, H = _check(ctx, node, 4)
+    T, B, n_in, H = _check(ctx, node, 4)
     p = _io(ctx, node)
     body = [
         "const int j = get_local_id(0), b = get_group_id(0);",
@@ -84,10 +84,10 @@ def lstm(ctx: Ctx, node: Node) -> None:
         f"c = {_opt(p['c0'], f'b * {H} + j')}; }}",
         "barrier(CLK_LOCAL_MEM_FENCE);",
         f"for (int t = 0; t < {T}; t++) {{",
-        f"  __global const float *xt = {p['x']} + ((long)t * {B} + b) * {I};",
+        f"  __global const float *xt = {p['x']} + ((long)t * {B} + b) * {n_in};",
         "  float h = 0.0f;",
         f"  if (j < {H}) {{",
-        *("    " + s for g, k in (("gi", 0), ("go", 1), ("gf", 2), ("gc", 3)) for s in _gate(g, k, H, I, p)),
+        *("    " + s for g, k in (("gi", 0), ("go", 1), ("gf", 2), ("gc", 3)) for s in _gate(g, k, H, n_in, p)),
         "    const float it = 1.0f / (1.0f + exp(-gi)), ft = 1.0f / (1.0f + exp(-gf));",
         "    c = ft * c + it * tanh(gc);",
         "    h = (1.0f / (1.0f + exp(-go))) * tanh(c);",
@@ -107,16 +107,16 @@ def lstm(ctx: Ctx, node: Node) -> None:
 
 @kernel("GRU")
 def gru(ctx: Ctx, node: Node) -> None:
-    T, B, I, H = _check(ctx, node, 3)
+    T, B, n_in, H = _check(ctx, node, 3)
     p = _io(ctx, node)
     lbr = bool(node.attrs.get("linear_before_reset", 0))
     wb = (lambda k: f"{p['b']}[{k * H} + j]") if p["b"] else (lambda k: "0.0f")
     rb = (lambda k: f"{p['b']}[{(3 + k) * H} + j]") if p["b"] else (lambda k: "0.0f")
-    w_row = f"({p['w']} + ({2 * H} + j) * {I})"
+    w_row = f"({p['w']} + ({2 * H} + j) * {n_in})"
     r_row = f"({p['r']} + ({2 * H} + j) * {H})"
     if lbr:  # W_h x + Wb_h + r * (R_h h + Rb_h)
         cand = [
-            f"float xh = {wb(2)}; {{ float acc = 0.0f; {_dot(w_row, 'xt', I)} xh += acc; }}",
+            f"float xh = {wb(2)}; {{ float acc = 0.0f; {_dot(w_row, 'xt', n_in)} xh += acc; }}",
             f"float rh = {rb(2)}; {{ float acc = 0.0f; {_dot(r_row, 'hs', H)} rh += acc; }}",
             "const float hh = tanh(xh + rt * rh);",
         ]
@@ -126,7 +126,7 @@ def gru(ctx: Ctx, node: Node) -> None:
             "}",
             "barrier(CLK_LOCAL_MEM_FENCE);",
             f"if (j < {H}) {{",
-            f"float xh = {wb(2)} + {rb(2)}; {{ float acc = 0.0f; {_dot(w_row, 'xt', I)} "
+            f"float xh = {wb(2)} + {rb(2)}; {{ float acc = 0.0f; {_dot(w_row, 'xt', n_in)} "
             f"{_dot(r_row, 'rs', H)} xh += acc; }}",
             "const float hh = tanh(xh);",
         ]
@@ -136,13 +136,13 @@ def gru(ctx: Ctx, node: Node) -> None:
         f"if (j < {H}) hs[j] = {_opt(p['h0'], f'b * {H} + j')};",
         "barrier(CLK_LOCAL_MEM_FENCE);",
         f"for (int t = 0; t < {T}; t++) {{",
-        f"  __global const float *xt = {p['x']} + ((long)t * {B} + b) * {I};",
+        f"  __global const float *xt = {p['x']} + ((long)t * {B} + b) * {n_in};",
         "  float h = 0.0f, zt = 0.0f, rt = 0.0f;",
         f"  if (j < {H}) {{",
-        *("    " + s for g, k in (("gz", 0), ("gr", 1)) for s in _gate(g, k, H, I, p)),
+        *("    " + s for g, k in (("gz", 0), ("gr", 1)) for s in _gate(g, k, H, n_in, p)),
         "    zt = 1.0f / (1.0f + exp(-gz)); rt = 1.0f / (1.0f + exp(-gr));",
         *("    " + s for s in cand),
-        f"    h = (1.0f - zt) * hh + zt * hs[j];",
+        "    h = (1.0f - zt) * hh + zt * hs[j];",
         f"    {_opt(p['y'], f'((long)t * {B} + b) * {H} + j', 'h')}",
         "  }",
         "  barrier(CLK_LOCAL_MEM_FENCE);",
