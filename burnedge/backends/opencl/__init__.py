@@ -19,6 +19,7 @@ import numpy as np
 
 from ...bundle import Bundle, BundleError, signing
 from ...errors import UnsupportedOpError
+from ...importers.functions import expand_functions, function_of
 from ...ir import Graph, Node
 from ...passes import DEFAULT_PIPELINE
 from ...plan import Plan
@@ -56,12 +57,21 @@ class OpenCLBackend(Backend):
         if cl is None:
             return INSTALL
         if find(node) is None:
+            if graph is None and self.via(node):  # `prepare` expands it before the passes
+                return None
             return f"no OpenCL kernel for {node.op.key}"
         if graph is not None:
             for name in [*node.inputs, *node.outputs]:
                 if name and graph.values[name].dtype.name not in CLTYPES:
                     return f"no OpenCL type for {graph.values[name].dtype.name} (tensor {name!r})"
         return None
+
+    def via(self, node: Node) -> str | None:
+        return "via its ONNX function" if find(node) is None and function_of(node) else None
+
+    def prepare(self, graph: Graph) -> Graph:
+        """Ops without an OpenCL kernel whose ONNX schema defines a function body become that body."""
+        return expand_functions(graph, lambda node: find(node) is None)
 
     def _emit(self, plan: Plan) -> Emitted:
         tuner = Tuner(plan, self.tune)
