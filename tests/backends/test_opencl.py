@@ -62,8 +62,8 @@ def test_gelu_chain_runs_as_one_kernel():
     x = np.random.default_rng(0).standard_normal((2, 3, 8)).astype(np.float32)
     exe = s.executable
     assert exe.kernel_count == 1
-    profile = exe.profile({"x": x})  # what the device ran: one kernel, timed by the profiling queue
-    assert len(profile) == 1 and profile[0][2] >= 0
+    _, ran = exe.kernel_times({"x": x})  # what the device ran: one kernel, timed by the profiling queue
+    assert len(ran) == 1 and ran[0][1] >= 0
     want = x * (_erf(x / math.sqrt(2.0)) + 1) / 2
     np.testing.assert_allclose(s.run({"x": x})["y"], want, rtol=1e-5, atol=1e-6)
 
@@ -140,3 +140,38 @@ def test_no_platform_is_one_line_naming_what_to_install(monkeypatch):
     assert "\n" not in why and "pocl-opencl-icd" in why
     with pytest.raises(BurnedgeError, match="pocl-opencl-icd"):
         burnedge.Session(_gelu_model(), backend="opencl")
+
+
+def test_checked_and_profiled_run_step_by_step():
+    x = np.random.default_rng(4).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    want = burnedge.Session(_conv_model(), backend="numpy").run({"x": x})["y"]
+    for name in ("checked<opencl>", "profiled<opencl>"):
+        got = burnedge.Session(_conv_model(), backend=name).run({"x": x})["y"]
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_tuning_is_measured_once_per_device(tmp_path, monkeypatch):
+    from burnedge.backends.opencl import OpenCLBackend
+    from burnedge.backends.opencl.tune import Tuner
+    from burnedge.compiler import compile  # noqa: A004
+
+    monkeypatch.setenv("BURNEDGE_HOME", str(tmp_path))
+    monkeypatch.setenv("BURNEDGE_OPENCL_OPTIONS", "-cl-std=CL1.2 -cl-opt-disable")  # quick builds of candidates
+    measured = []
+    real = Tuner.choose
+
+    def counting(self, key, variants, weight_bytes):
+        pick = real(self, key, variants, weight_bytes)
+        measured.append((key, pick, len(variants)))
+        return pick
+
+    monkeypatch.setattr(Tuner, "choose", counting)
+    backend = OpenCLBackend(tune=True)
+    first = compile(_conv_model(), backend).executable
+    assert [k for k, _, _ in measured] == ["gemm:8x32x27x1", "gemm:2x10x128x1"]  # conv, then the dense layer
+    assert all(n > 1 for _, _, n in measured)
+    table = next((tmp_path / "cache" / "opencl" / "tune").glob("*.json")).read_text()
+    assert all(f'"{k}": "{p}"' in table for k, p, _ in measured)
+    measured.clear()
+    second = compile(_conv_model(), backend).executable  # the table answers: nothing measured again
+    assert measured == [] and second.source == first.source

@@ -290,19 +290,29 @@ class CLModel:
             del keep
         return {s.name: read(s.name) for s in self.outputs}
 
-    def profile(self, feeds: Mapping[str, np.ndarray]) -> list[tuple[str, int, float]]:
-        """(kernel name, plan step, device milliseconds) of every kernel one run enqueues (a profiling queue)."""
+    def kernel_times(self, feeds: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], list[tuple[Launch, float]]]:
+        """One run on a profiling queue: its outputs, and every kernel it enqueued with its device seconds."""
         queue = cl.CommandQueue(self.context, self.device, properties=cl.command_queue_properties.PROFILING_ENABLE)
-        saved, self.queue = self.queue, queue
-        try:
-            with self._lock:
+        with self._lock:
+            saved, self.queue = self.queue, queue
+            try:
                 keep = self._write_inputs(feeds)
                 events = self._enqueue(self._kernels)
+                reads = {s.name: self._read(s)[0] for s in self.outputs if s.name not in self.constants}
                 queue.finish()
                 del keep
-        finally:
-            self.queue = saved
-        return [
-            (ln.kernel, ln.step, (ev.profile.end - ev.profile.start) * 1e-6)
-            for (_, ln), ev in zip(self._kernels, events)
-        ]
+            finally:
+                self.queue = saved
+        outs = {
+            s.name: np.array(self.constants[s.name]) if s.name in self.constants else reads[s.name]
+            for s in self.outputs
+        }
+        return outs, [(ln, (ev.profile.end - ev.profile.start) * 1e-9) for (_, ln), ev in zip(self._kernels, events)]
+
+    def profile(self, feeds: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], list[float]]:
+        """One run timed on the device (what profiled<opencl> asks): the outputs, and seconds per plan step."""
+        outs, times = self.kernel_times(feeds)
+        per_step = [0.0] * max(self.steps, max((ln.step for ln, _ in times), default=-1) + 1)
+        for ln, t in times:
+            per_step[ln.step] += t
+        return outs, per_step
