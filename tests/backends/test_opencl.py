@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import math
+import sys
 
 import numpy as np
 import onnx
@@ -166,6 +167,9 @@ def test_tuning_is_measured_once_per_device(tmp_path, monkeypatch):
         return pick
 
     monkeypatch.setattr(Tuner, "choose", counting)
+    monkeypatch.setattr(
+        sys.modules["burnedge.backends.opencl.emit"], "TUNE_FLOPS", 0
+    )  # this model's GEMMs are small enough to skip otherwise
     backend = OpenCLBackend(tune=True)
     first = compile(_conv_model(), backend).executable
     assert [k for k, _, _ in measured] == ["gemm:8x32x27x1", "gemm:2x10x128x1"]  # conv, then the dense layer
@@ -175,3 +179,23 @@ def test_tuning_is_measured_once_per_device(tmp_path, monkeypatch):
     measured.clear()
     second = compile(_conv_model(), backend).executable  # the table answers: nothing measured again
     assert measured == [] and second.source == first.source
+
+
+def test_gemm_split_over_k_matches_numpy(monkeypatch):
+    """A layer whose 32 x 16 outputs would leave a GPU's compute units idle sums 4 slices of K = 1152 (scratch in
+    the arena, a second kernel adds them); PoCL reaches that path when told the device has 64 compute units."""
+    monkeypatch.setenv("BURNEDGE_OPENCL_COMPUTE_UNITS", "64")
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((32, 128, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(32).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["y"]),
+    ]
+    inits = [onnx.numpy_helper.from_array(w, "w"), onnx.numpy_helper.from_array(b, "b")]
+    model = _model(nodes, inits, shape=(1, 128, 4, 4))
+    s = burnedge.Session(model, backend="opencl")
+    assert s.executable.kernel_count == 2 and s.plan.scratch  # slices, then their sum with the epilogue
+    x = rng.standard_normal((1, 128, 4, 4)).astype(np.float32)
+    want = burnedge.Session(model, backend="numpy").run({"x": x})["y"]
+    np.testing.assert_allclose(s.run({"x": x})["y"], want, rtol=1e-5, atol=1e-4)

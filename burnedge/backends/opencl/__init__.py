@@ -25,7 +25,9 @@ from ...passes import DEFAULT_PIPELINE
 from ...plan import Plan
 from ..base import Artifacts, Backend, Library
 from .emit import CLTYPES, Emitted, Launch, OpenCLError, emit, find, weights_blob
-from .runtime import INSTALL, CLModel, Slot, cl, unavailable
+from .gemm import split_k
+from .ops_dense import problem
+from .runtime import INSTALL, CLModel, Slot, cl, compute_units, unavailable
 from .tune import Tuner
 
 __all__ = ["BACKEND", "CLModel", "OpenCLBackend", "OpenCLError"]
@@ -72,6 +74,16 @@ class OpenCLBackend(Backend):
     def prepare(self, graph: Graph) -> Graph:
         """Ops without an OpenCL kernel whose ONNX schema defines a function body become that body."""
         return expand_functions(graph, lambda node: find(node) is None)
+
+    def scratch(self, graph: Graph, node: Node) -> int:
+        """A GEMM split over K (gemm.split_k: a batch-1 layer too small for the device) keeps its partial sums
+        in the arena: slices x outputs floats; nothing otherwise."""
+        p = problem(graph, node) if cl is not None and find(node) is not None else None
+        if p is None or unavailable():
+            return 0
+        m, n, k, z = p
+        s = split_k(m, n, k, z, compute_units())
+        return s * m * n * z * 4 if s > 1 else 0
 
     def _emit(self, plan: Plan) -> Emitted:
         tuner = Tuner(plan, self.tune)

@@ -32,7 +32,7 @@ import numpy as np
 from ...errors import BurnedgeError
 from ...ir import Graph, Node
 from ...plan import Plan
-from .gemm import CONFIGS, Config, gemm_source, heuristic
+from .gemm import CONFIGS, Config, gemm_source, heuristic, reduce_source, split_k
 
 __all__ = ["CLTYPES", "Ctx", "Emitted", "Launch", "OpenCLError", "cltype", "emit", "find", "kernel", "supported"]
 
@@ -55,6 +55,9 @@ PRELUDE = """\
 #define be_min(a, b) (isnan(a) || isnan(b) ? (a) + (b) : ((a) < (b) ? (a) : (b)))
 #define be_clamp01(a) (isnan(a) ? (a) : ((a) < 0.0f ? 0.0f : ((a) > 1.0f ? 1.0f : (a))))
 """
+
+
+TUNE_FLOPS = 2_000_000  # smaller GEMMs are all launch cost: the heuristic's guess, nothing measured
 
 
 class OpenCLError(BurnedgeError):
@@ -200,22 +203,42 @@ class Ctx:
 
     def gemm(self, m: int, n: int, k: int, z: int, helpers: str) -> None:
         """Adds the tiled GEMM of an M x N x K problem (z of them) over `helpers` (gemm.py), its tile shape
-        chosen by the tuner for this problem."""
+        chosen by the tuner for this problem; split over K (a second kernel sums the slices) when the plan gave
+        the step scratch for it (the backend's `scratch` asks gemm.split_k with the same device facts)."""
         self.flops += 2 * m * n * k * z
+        split = split_k(m, n, k, z, self.compute_units)
+        room = self.plan.scratch.get(self.step, (0, 0))[1] if self.plan is not None else 0
+        if split > 1 and room >= split * m * n * z * 4:
+            partial = f"((__global float *)(A + {self.plan.scratch[self.step][0]}))"
+            names = heuristic(m, n, z * split, self.compute_units)
+            key = f"gemm:{m}x{n}x{k}x{z}/{split}"
+            pick = self._pick(key, names, m, n, k, z, helpers, split, partial)
+            self.launch(*self.gemm_variant(CONFIGS[pick], m, n, k, z, helpers, split, partial))
+            self.launch(reduce_source(m, n, z, split, helpers, partial), z * m * n, (self.local_1d,))
+            return
         names = heuristic(m, n, z, self.compute_units)
         key = f"gemm:{m}x{n}x{k}x{z}"
-        pick = self.tuning.get(key)
-        if pick not in CONFIGS:
-            pick = names[0]
-            if self.choose is not None:
-                variants = {c: self.gemm_variant(CONFIGS[c], m, n, k, z, helpers) for c in names}
-                pick = self.choose(key, variants, self.weight_bytes)
-            self.tuning[key] = pick
+        pick = self._pick(key, names, m, n, k, z, helpers)
         src, gs, local = self.gemm_variant(CONFIGS[pick], m, n, k, z, helpers)
         self.launch(src, gs, local)
 
+    def _pick(self, key, names, m, n, k, z, helpers, split=1, partial="") -> str:
+        """The tile shape of problem `key`: the tuning table's, else the tuner's measurement (tiny problems, all
+        launch cost, take the heuristic's first guess), else that guess."""
+        pick = self.tuning.get(key)
+        if pick not in CONFIGS:
+            pick = names[0]
+            if self.choose is not None and 2 * m * n * k * z >= TUNE_FLOPS:
+                variants = {c: self.gemm_variant(CONFIGS[c], m, n, k, z, helpers, split, partial) for c in names}
+                pick = self.choose(key, variants, self.weight_bytes)
+                self.tuning[key] = pick
+        return pick
+
     @staticmethod
-    def gemm_variant(cfg: Config, m: int, n: int, k: int, z: int, helpers: str):
+    def gemm_variant(cfg: Config, m: int, n: int, k: int, z: int, helpers: str, split: int = 1, partial: str = ""):
+        """(source, global size, local size) of one tile shape (with `split`: z x split work-group layers)."""
+        if split > 1:
+            return gemm_source(cfg, m, n, k, helpers, split, partial), cfg.global_size(m, n, z * split), cfg.local
         return gemm_source(cfg, m, n, k, helpers), cfg.global_size(m, n, z), cfg.local
 
     def name(self) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CONFIGS", "Config", "gemm_source", "heuristic"]
+__all__ = ["CONFIGS", "Config", "gemm_source", "heuristic", "reduce_source", "split_k"]
 
 
 @dataclass(frozen=True)
@@ -78,14 +78,57 @@ def heuristic(m: int, n: int, z: int, compute_units: int) -> list[str]:
     return list(reversed(square))
 
 
-def gemm_source(cfg: Config, m: int, n: int, k: int, helpers: str) -> str:
+def split_k(m: int, n: int, k: int, z: int, compute_units: int) -> int:
+    """Slices of K computed by separate work-groups when the output alone leaves most compute units idle (a
+    batch-1 ResNet's last convolutions: 512 x 49 outputs, K = 4608); 1 on CPUs (compute_units 0)."""
+    tiles = -(-m // 32) * -(-n // 32) * z
+    if compute_units == 0 or tiles >= compute_units or k < 1024:
+        return 1
+    s = min(8, max(2, compute_units // tiles), k // 256)
+    return -(-k // split_chunk(k, s))
+
+
+def split_chunk(k: int, split: int) -> int:
+    """The K range of one slice: a multiple of 64 (every tile shape's TK divides it)."""
+    per = -(-k // split)
+    return -(-per // 64) * 64
+
+
+def reduce_source(m: int, n: int, z: int, split: int, helpers: str, partial: str) -> str:
+    """The kernel summing the `split` partial products of every output (at `partial`) through ``st``."""
+    return f"""{helpers}
+__kernel void KERNEL_NAME(__global uchar *A, __global const uchar *W) {{
+  const long i = get_global_id(0);
+  if (i >= {z * m * n}) return;
+  const int z = i / {m * n}, r = i % {m * n}, mg = r / {n}, ng = r % {n};
+  __global const float *P = {partial};
+  float acc = 0.0f;
+  for (int s = 0; s < {split}; s++) acc += P[((long)(z * {split} + s) * {m} + mg) * {n} + ng];
+  KERNEL_NAME_st(A, W, z, mg, ng, acc);
+}}"""
+
+
+def gemm_source(cfg: Config, m: int, n: int, k: int, helpers: str, split: int = 1, partial: str = "") -> str:
     """The kernel (named KERNEL_NAME) of one problem, after `helpers` (the lda / ldb / st functions, which the
-    caller names with the KERNEL_NAME prefix: ``KERNEL_NAME_lda`` ...)."""
+    caller names with the KERNEL_NAME prefix: ``KERNEL_NAME_lda`` ...). With `split` > 1 the z range holds
+    z x split work-group layers, each summing one K slice into the float buffer `partial` (reduce_source adds
+    them up)."""
     tx, ty, _ = cfg.local
     nt = tx * ty
     mcheck = m % cfg.tm != 0
     ncheck = n % cfg.tn != 0
     kcheck = k % cfg.tk != 0
+    chunk = split_chunk(k, split) if split > 1 else k
+    if split > 1:
+        zline = f"const int z = get_group_id(2) / {split}, k_lo = (get_group_id(2) % {split}) * {chunk};"
+        k_hi = f"min(K, k_lo + {chunk})"
+        store = "P[((long)get_group_id(2) * M + mg) * N + ng] = acc[i][j]"
+    else:
+        zline, k_hi, store = (
+            "const int z = get_group_id(2), k_lo = 0;",
+            "K",
+            "KERNEL_NAME_st(A, W, z, mg, ng, acc[i][j])",
+        )
 
     def guard(cond: list[str], value: str) -> str:
         return f"(({' && '.join(cond)}) ? {value} : 0.0f)" if cond else value
@@ -100,7 +143,8 @@ __kernel __attribute__((reqd_work_group_size({tx}, {ty}, 1)))
 void KERNEL_NAME(__global uchar *A, __global const uchar *W) {{
   const int M = {m}, N = {n}, K = {k};
   const int lx = get_local_id(0), ly = get_local_id(1), tid = ly * {tx} + lx;
-  const int n0 = get_group_id(0) * {cfg.tn}, m0 = get_group_id(1) * {cfg.tm}, z = get_group_id(2);
+  const int n0 = get_group_id(0) * {cfg.tn}, m0 = get_group_id(1) * {cfg.tm};
+  {zline}{f"__global float *P = {partial};" if split > 1 else ""}
   __local float As[{cfg.tk}][{cfg.tm + 1}];
   __local float Bs[{cfg.tk}][{cfg.tn + 1}];
   float acc[{cfg.rm}][{cfg.rn}];
@@ -108,7 +152,8 @@ void KERNEL_NAME(__global uchar *A, __global const uchar *W) {{
   for (int i = 0; i < {cfg.rm}; i++)
     #pragma unroll
     for (int j = 0; j < {cfg.rn}; j++) acc[i][j] = 0.0f;
-  for (int k0 = 0; k0 < K; k0 += {cfg.tk}) {{
+  const int k_end = {k_hi};
+  for (int k0 = k_lo; k0 < k_end; k0 += {cfg.tk}) {{
     for (int e = tid; e < {cfg.tm * cfg.tk}; e += {nt}) {{
       const int mm = e / {cfg.tk}, kk = e % {cfg.tk}, mg = m0 + mm, kg = k0 + kk;
       As[kk][mm] = {a_val};
@@ -137,6 +182,6 @@ void KERNEL_NAME(__global uchar *A, __global const uchar *W) {{
     #pragma unroll
     for (int j = 0; j < {cfg.rn}; j++) {{
       const int mg = m0 + ly + i * {ty}, ng = n0 + lx + j * {tx};
-      if ({store_cond}) KERNEL_NAME_st(A, W, z, mg, ng, acc[i][j]);
+      if ({store_cond}) {store};
     }}
 }}"""

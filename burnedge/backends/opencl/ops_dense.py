@@ -205,3 +205,42 @@ def _depthwise(ctx: Ctx, node: Node, g: dict[str, int], x: str, w: str, bias, r)
         f"{ctx.ptr(node.outputs[0])}[i] = {activation(node, 'y')};",
     ]
     ctx.launch("\n  ".join(lines), n, (ctx.local_1d,))
+
+
+class _Shapes:
+    """The part of Ctx that `conv_geo` reads, over a bare graph (for the backend's scratch sizes)."""
+
+    def __init__(self, graph):
+        self.graph = graph
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        return self.graph.values[name].shape
+
+    def require(self, ok: bool, reason: str) -> None:
+        if not ok:
+            raise ValueError(reason)
+
+
+def problem(graph, node: Node) -> tuple[int, int, int, int] | None:
+    """(M, N, K, z) of the GEMM that runs `node` (as the generators above set it up), None for other nodes."""
+    op = node.op_type
+    shape = _Shapes(graph).shape
+    try:
+        if op in ("Gemm", "FusedGemm"):
+            m, n = shape(node.outputs[0])
+            a = shape(node.inputs[0])
+            return m, n, a[0] if node.attrs.get("transA", 0) else a[1], 1
+        if op in ("MatMul", "FusedMatMul"):
+            sa, sb = shape(node.inputs[0]), shape(node.inputs[1])
+            a2 = sa if len(sa) >= 2 else (1, sa[0])
+            b2 = sb if len(sb) >= 2 else (sb[0], 1)
+            batch = tuple(np.broadcast_shapes(a2[:-2], b2[:-2]))
+            return a2[-2], b2[-1], a2[-1], int(np.prod(batch, dtype=np.int64)) if batch else 1
+        if op in ("Conv", "FusedConv"):
+            g = conv_geo(_Shapes(graph), node)
+            if g["Cg"] == 1 and g["G"] > 1:
+                return None
+            return g["Mg"], g["B"] * g["OH"] * g["OW"], g["Cg"] * g["KH"] * g["KW"], g["G"]
+    except (ValueError, IndexError, KeyError):
+        return None
+    return None

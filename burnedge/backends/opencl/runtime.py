@@ -34,7 +34,7 @@ try:
 except ImportError:  # the opencl extra is not installed: the backend says so
     cl = None
 
-__all__ = ["INSTALL", "CLModel", "Slot", "builds", "cache_root", "device", "device_key", "program"]
+__all__ = ["INSTALL", "CLModel", "Slot", "builds", "cache_root", "compute_units", "device", "device_key", "program"]
 
 INSTALL = "pyopencl is not installed: pip install 'burnedge[opencl]'"
 NO_PLATFORM = (
@@ -85,6 +85,15 @@ def device() -> tuple[Any, Any]:
             _state["device"] = dev
             _state["context"] = cl.Context([dev])
         return _state["context"], _state["device"]
+
+
+def compute_units() -> int:
+    """The shared device's compute units as the GEMM heuristics see them: 0 for a device that is no GPU;
+    BURNEDGE_OPENCL_COMPUTE_UNITS overrides (tests reach the GPU paths on PoCL with it)."""
+    if os.environ.get("BURNEDGE_OPENCL_COMPUTE_UNITS"):
+        return int(os.environ["BURNEDGE_OPENCL_COMPUTE_UNITS"])
+    _, dev = device()
+    return int(dev.max_compute_units) if dev.type & cl.device_type.GPU else 0
 
 
 def device_key(dev: Any) -> str:

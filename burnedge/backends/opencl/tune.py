@@ -16,7 +16,7 @@ import numpy as np
 
 from ...files import write_atomic
 from ...plan import Plan
-from .runtime import build_options, cache_root, cl, device, device_key
+from .runtime import build_options, cache_root, cl, compute_units, device, device_key
 
 __all__ = ["Tuner"]
 
@@ -38,7 +38,7 @@ class Tuner:
     @property
     def compute_units(self) -> int:
         """The device's compute units, 0 for a device that is no GPU (gemm.heuristic)."""
-        return int(self.device.max_compute_units) if self.device.type & cl.device_type.GPU else 0
+        return compute_units()
 
     def cached(self) -> dict[str, str]:
         return dict(self.table)
