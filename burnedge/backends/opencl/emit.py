@@ -38,7 +38,6 @@ __all__ = ["CLTYPES", "Ctx", "Emitted", "Launch", "OpenCLError", "cltype", "emit
 
 CLTYPES = {
     "float32": "float",
-    "float16": "half",
     "int8": "char",
     "uint8": "uchar",
     "int16": "short",
