@@ -1,6 +1,6 @@
-"""C backend vs onnxruntime on the ai.onnx.ml ops it lowers: Binarizer, ArrayFeatureExtractor and TreeEnsemble
-(every comparison mode, NaN routing, aggregations, post transforms, float32 and float64); bad attributes are
-one-line errors naming the node."""
+"""C backend vs onnxruntime on the ai.onnx.ml ops it lowers: Binarizer, ArrayFeatureExtractor, LabelEncoder with
+numeric keys and values, and TreeEnsemble (every comparison mode, NaN routing, aggregations, post transforms,
+float32 and float64); bad attributes are one-line errors naming the node."""
 
 from __future__ import annotations
 
@@ -60,6 +60,44 @@ def test_array_feature_extractor_refuses_an_index_out_of_range():
     session = burnedge.Session(burnedge.load(_model(node, feeds, TensorProto.FLOAT, 1)), backend="c")
     with pytest.raises(burnedge.BurnedgeError, match="error 2"):
         session.run(feeds)
+
+
+def _tensor(name: str, values, dtype) -> object:
+    return numpy_helper.from_array(np.asarray(values, dtype), name)
+
+
+LABEL_CASES = {  # name: (ml opset, x, attributes, y's type, whether onnxruntime has this LabelEncoder)
+    "int64-float": (2, np.array([[3, -7, 12], [0, 3, 99]], np.int64),
+                    dict(keys_int64s=[3, 12, -7, 5], values_floats=[0.5, -1.25, 2.0, 7.5], default_float=-9.0),
+                    TensorProto.FLOAT, True),
+    "float-int64": (2, np.array([0.25, np.nan, -1.5, 2.0, 0.0, -0.0], np.float32),
+                    dict(keys_floats=[0.25, 0.0, -1.5, 8.0], values_int64s=[10, 20, 30, 40], default_int64=-4),
+                    TensorProto.INT64, True),
+    "double-int32": (4, np.array([1.5, np.nan, 7.0, -3.0, 1e300], np.float64),
+                     dict(keys_tensor=_tensor("k", [1.5, np.nan, 1e300, 2.0], np.float64),
+                          values_tensor=_tensor("v", [5, 6, 7, 8], np.int32),
+                          default_tensor=_tensor("d", [-1], np.int32)), TensorProto.INT32, False),
+    "int64-int64": (4, np.arange(-5, 20, dtype=np.int64).reshape(5, 5),
+                    dict(keys_tensor=_tensor("k", np.arange(19, -6, -2), np.int64),
+                         values_tensor=_tensor("v", np.arange(13) * 3, np.int64),
+                         default_tensor=_tensor("d", [0], np.int64)), TensorProto.INT64, True),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(LABEL_CASES))
+def test_label_encoder_numeric(case):
+    """Against onnxruntime, or the reference for the type pairs onnxruntime 1.32 has no LabelEncoder for."""
+    opset, x, attrs, out_type, ort_runs = LABEL_CASES[case]
+    node = helper.make_node("LabelEncoder", ["x"], ["y"], domain="ai.onnx.ml", **attrs)
+    _check(node, {"x": x}, out_type, opset, ort_runs=ort_runs)
+
+
+def test_label_encoder_refuses_keys_not_exact_in_the_input_type():
+    feeds = {"x": np.zeros(3, np.int64)}
+    node = helper.make_node("LabelEncoder", ["x"], ["y"], domain="ai.onnx.ml", name="enc",
+                            keys_tensor=_tensor("k", [1.5, 2.0], np.float64), values_int64s=[1, 2])  # fmt: skip
+    with pytest.raises(LowerError, match=r"'enc' \(LabelEncoder\): the keys are not all exact in int64"):
+        burnedge.Session(burnedge.load(_model(node, feeds, TensorProto.INT64, 4)), backend="c")
 
 
 def _forest(dtype, modes, aggregate=1, post=0, n_targets=3, nan_true=True):
