@@ -24,8 +24,20 @@ from burnedge.errors import NotStaticError
 
 
 class Outcome:
-    def __init__(self, ok: bool, reason: str = "", bound: tuple[str, ...] = ()):
-        self.ok, self.reason, self.bound = ok, reason, bound
+    """ok, or why not; `impossible` when burnedge refused the test as something no static plan can hold
+    (StaticPlanError: sequences, strings on a numeric arena...), apart from what it merely lacks."""
+
+    def __init__(self, ok: bool, reason: str = "", bound: tuple[str, ...] = (), impossible: bool = False):
+        self.ok, self.reason, self.bound, self.impossible = ok, reason, bound, impossible
+
+    @property
+    def status(self) -> str:
+        return "pass" if self.ok else "impossible" if self.impossible else "fail"
+
+
+def _refused(exc: Exception, bound: tuple[str, ...] = ()) -> Outcome:
+    line = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+    return Outcome(False, line, bound, impossible=isinstance(exc, burnedge.StaticPlanError))
 
 
 def _read_tensor(path: Path) -> np.ndarray:
@@ -68,8 +80,12 @@ def run_node_test(folder: Path, backend: str = "numpy") -> Outcome:
     }
     non_tensor = [vi.name for vi in proto.graph.input if not vi.type.HasField("tensor_type")]
     non_tensor += [vi.name for vi in proto.graph.output if not vi.type.HasField("tensor_type")]
-    if non_tensor:
-        return Outcome(False, f"sequence/optional/map values are not tensors: {non_tensor}")
+    if non_tensor:  # its data files are not TensorProtos: the import alone must refuse it, saying why
+        try:
+            burnedge.load(model_path)
+        except burnedge.BurnedgeError as exc:
+            return _refused(exc)
+        return Outcome(False, f"crash: non-tensor values {non_tensor} were not refused at import")
     datasets = sorted(folder.glob("test_data_set_*"))
     bound: tuple[str, ...] = ()
     for ds in datasets:
@@ -87,7 +103,7 @@ def run_node_test(folder: Path, backend: str = "numpy") -> Outcome:
                     bound += more
             outs = _run(model, backend, {n: a for n, a in feeds.items() if n not in bound})
         except burnedge.BurnedgeError as exc:
-            return Outcome(False, f"{type(exc).__name__}: {exc}".splitlines()[0][:300], bound)
+            return _refused(exc, bound)
         except Exception as exc:  # a bug in burnedge: still recorded, never hidden
             return Outcome(False, f"crash {type(exc).__name__}: {exc}".splitlines()[0][:300], bound)
         for i, out in enumerate(proto.graph.output):
