@@ -20,11 +20,14 @@ _DATA_SHAPED = {
 }
 
 
+_KINDS = {"sequence_type": "a sequence", "map_type": "a map", "optional_type": "an optional value",
+          "sparse_tensor_type": "a sparse tensor"}  # fmt: skip
+
+
 def _kind(t: onnx.TypeProto) -> str | None:
-    """'a sequence', 'a map', 'an optional value' or 'a sparse tensor' for a type a plan cannot hold; None for a tensor."""
+    """What a type a plan cannot hold is ('a sequence', ...); None for a tensor."""
     which = t.WhichOneof("value")
-    return None if which == "tensor_type" else {"sequence_type": "a sequence", "map_type": "a map",
-        "optional_type": "an optional value", "sparse_tensor_type": "a sparse tensor"}.get(which, str(which))  # fmt: skip
+    return None if which == "tensor_type" else _KINDS.get(which, str(which))
 
 
 def check(model: ModelProto) -> None:
