@@ -64,18 +64,14 @@ def unsupported(graph: Graph, backend: Backend) -> dict[tuple[str, str, int], li
 
 
 def _no_strings(graph: Graph, backend: Backend) -> None:
-    """A string has no fixed size, so an arena of numbers cannot hold one: said before any op is looked at (a
-    graph output folded to a constant string counts too)."""
-    where = [
-        (n, f"of node {node.name!r} ({node.op_type})") for node in graph.nodes for n in [*node.inputs, *node.outputs]
-    ]
-    where += [(n, "(a graph input)") for n in graph.inputs] + [(n, "(a graph output)") for n in graph.outputs]
-    for name, role in where:
-        if name and graph.values[name].dtype.kind in "OSU":
-            raise StaticPlanError(
-                f"tensor {name!r} {role} holds strings: strings have no fixed size, so the {backend.name} "
-                f"backend's static plan cannot hold them (the numpy backend can)"
-            )
+    """A string has no fixed size, so an arena of numbers cannot hold one: said before any op is looked at."""
+    for node in graph.nodes:
+        for name in [*node.inputs, *node.outputs]:
+            if name and graph.values[name].dtype.kind in "OSU":
+                raise StaticPlanError(
+                    f"tensor {name!r} of node {node.name!r} ({node.op_type}) holds strings: strings have no fixed "
+                    f"size, so the {backend.name} backend's static plan cannot hold them (the numpy backend can)"
+                )
 
 
 def plan(model: Model | Graph, backend: Backend | str, options: Options | None = None) -> Plan:

@@ -21,7 +21,7 @@ from safetensors.numpy import save
 
 from . import backends, bundle, compiler
 from .bundle import BundleError, encode_npz, example_inputs
-from .errors import QuantizationTargetError
+from .errors import QuantizationTargetError, StaticPlanError
 from .feeds import Check, compare
 from .files import write_atomic
 from .importers import bound, load
@@ -129,6 +129,9 @@ def _weights(
         )
     keys = {}
     for name, arr in constants.items():
+        if arr.dtype.kind in "OSU":  # a graph folded to constant strings (a StringSplit of a bound input)
+            raise StaticPlanError(f"graph output {name!r} is a constant string tensor: a bundle holds numbers "
+                                  "(strings have no fixed size); the numpy backend runs the model")  # fmt: skip
         key = f"output:{name}"
         while key in tensors:
             key += "'"
