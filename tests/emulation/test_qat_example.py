@@ -29,4 +29,4 @@ def test_the_quick_example_counts_the_same_on_every_target(capsys):
     assert sorted(counts) == ["c", "m4", "qat", "rpi4"], out
     assert counts["qat"] == counts["c"] and counts["rpi4"] == counts["m4"], out
     assert re.search(r"rpi4 \(QEMU user\).*train side (\d+)", out).group(1) == str(counts["rpi4"]), out
-    assert "train side == bundle on C, rpi4 and cortex-m4: yes" in out
+    assert "train side == the bundle on C, rpi4 and cortex-m4, bit for bit: yes" in out
