@@ -45,6 +45,7 @@ from . import fake_quant, from_torch
 
 __all__ = ["QATModule", "convert", "evaluate_int8", "prepare_qat"]
 
+Ranges = Mapping[str, tuple[float, float]]
 _LAYERS = ("QConv", "QMatMul")  # the int8 ops with weights, whose weights and bias are fake-quantized
 
 
@@ -52,20 +53,29 @@ class QATModule(GraphModule):
     """The prepared float graph in torch with burnedge's fake quantization (train mode) or its int8 graph run by
     the torch backend's integer ops (eval mode). Made by `prepare_qat`; `state_dict()` keys are the model's."""
 
-    def __init__(self, graph: Graph, ranges: Mapping[str, tuple[float, float]], unsafe: Mapping[str, str], name: str):
+    def __init__(self, graph: Graph, ranges: Ranges, unsafe: Mapping[str, str], name: str, method: str = "minmax"):
         super().__init__(graph)
-        self.name = name
-        self.ranges = dict(ranges)
-        self.unsafe = dict(unsafe)
-        rw = self._rewrite(graph)
+        self.name, self.method = name, method
+        self._observe(ranges, unsafe)
+
+    def _observe(self, ranges: Ranges, unsafe: Mapping[str, str]) -> None:
+        """Takes calibrated ranges; the quantization points, their QParams and the int8 layers follow (step 3)."""
+        self.ranges, self.unsafe = dict(ranges), dict(unsafe)
+        graph = self.graph
+        rw = self._rewrite(self.float_model().graph)
         self.points = {t: qp for t, (_, qp) in rw.q.items() if not graph.values[t].is_const}
         self._after = [[o for o in node.outputs if o in self.points] for node in graph.nodes]
         nodes = {n.name: n for n in graph.nodes}
         found = [_layer(nodes[d.node], self.points) for d in rw.decisions if d.int8_op in _LAYERS and not d.reason]
         self.layers = [lay for lay in found if lay is not None]
         if not self.points:
-            raise BurnedgeError(f"model {name!r}: no tensor of it runs in int8, so there is nothing to train for int8")
+            raise BurnedgeError(f"model {self.name!r}: no tensor of it runs in int8, so there is nothing to train")
         self._int8: tuple[tuple[int, ...], GraphModule] | None = None
+
+    def recalibrate(self, calibration_feeds: Iterable[Mapping[str, np.ndarray]], progress: bool = False) -> None:
+        """Calibrates again with the current weights (what post-training quantization of the trained model would
+        observe): training then continues, and the conversion quantizes, with these ranges."""
+        self._observe(*_calibrate(self.float_model().graph, calibration_feeds, self.method, progress))
 
     def _rewrite(self, graph: Graph) -> Rewrite:
         return rewrite(graph, self.ranges, unsafe=self.unsafe)
@@ -172,10 +182,13 @@ def prepare_qat(
     if method not in CALIBRATORS:
         raise BurnedgeError(f"unknown calibration method {method!r}; available: {', '.join(sorted(CALIBRATORS))}")
     graph = prepared_graph(model.graph)
-    batches = _batches(graph, calibration_feeds)
-    fp = calibrate_all(graph, batches, [method], {}, {}, 0, progress)
-    unsafe = {n: f"holds {c} non-finite value(s)" for n, c in fp.nonfinite.items() if c}
-    return QATModule(graph, fp.ranges[method], unsafe, model.name).to(device).train()
+    return QATModule(graph, *_calibrate(graph, calibration_feeds, method, progress), model.name, method).to(device)
+
+
+def _calibrate(graph: Graph, calibration_feeds, method: str, progress: bool) -> tuple[Ranges, dict[str, str]]:
+    """(range of every float tensor, tensors whose range is unusable and why) from one calibration pass."""
+    fp = calibrate_all(graph, _batches(graph, calibration_feeds), [method], {}, {}, 0, progress)
+    return fp.ranges[method], {n: f"holds {c} non-finite value(s)" for n, c in fp.nonfinite.items() if c}
 
 
 def convert(qat_module: QATModule, model: Model | None = None) -> Model:

@@ -88,6 +88,24 @@ def test_train_mode_fake_quantizes_and_every_weight_gets_a_gradient(mixed):
     assert 0 < float((grad_free - plain).abs().max()) and float((grad_free - int8).abs().max()) <= 8 * step
 
 
+def test_recalibrate_takes_the_ranges_of_the_trained_weights(mixed):
+    model, _ = mixed
+    rng = np.random.default_rng(3)
+    cal = [{"x": rng.standard_normal((BATCH, 2, 8, 8)).astype(np.float32)} for _ in range(2)]
+    qat = prepare_qat(model, cal)
+    with torch.no_grad():
+        qat.tensor("conv1.weight").mul_(3.0)  # "training" that triples conv1's outputs
+        qat.tensor("conv1.bias").mul_(3.0)
+    before = dict(qat.points)
+    qat.recalibrate(cal)
+    out = "Relu_output_0"  # conv1 + relu's output, a quantization point
+    assert out in before and float(qat.points[out].scale) == pytest.approx(3 * float(before[out].scale), rel=1e-5)
+    qat.eval()
+    int8 = convert(qat).graph
+    x = cal[0]["x"]
+    assert np.array_equal(qat(torch.tensor(x)).numpy(), interpreter.run_graph(int8, [x], {})[0])
+
+
 @pytest.fixture(scope="module")
 def digits():
     torch.manual_seed(0)
