@@ -1,13 +1,18 @@
 """The torch backend's int8 ops (backends/torch/ops_quantized.py) against the int8 spec, byte for byte: the C
 backend's test graphs (tests/backends/int8_graphs.py) and the requantisation's edge cases (shifts that saturate,
-the largest multipliers, zero multipliers, rounding ties), which QAT's eval forward relies on."""
+the largest multipliers, zero multipliers, rounding ties), which QAT's eval forward relies on; and its fused float
+ops (backends/torch/ops_fused.py), which QAT trains, against numpy."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+import burnedge
+from burnedge import nn
 from burnedge.compiler import compile  # noqa: A004
+from burnedge.passes import optimize
+from burnedge.quantize.pipeline import prepared_graph
 from tests.backends.int8_graphs import I8, RNG, G, add_attrs, chain, i8, nhwc_chain, same, softmax_table, stem_chain
 
 torch = pytest.importorskip("torch", reason="the torch backend needs the train extra")
@@ -52,3 +57,31 @@ def test_qmatmul_per_column_multipliers_and_a_bias():
           "shift": RNG.integers(-14, 2, 9).astype(np.int32)}  # fmt: skip
     g.node("QMatMul", [x, w, bias], "mm", a_zero_point=-17, y_zero_point=3, y_min=-100, y_max=120, **rq)
     _check(g)
+
+
+def test_the_fused_ops_of_a_prepared_graph_match_numpy():
+    """What QAT trains: FusedConv (residual, activations), FusedGemm / FusedMatMul and Elementwise chains."""
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 6, 3, padding=1)
+            self.conv2 = nn.Conv2d(6, 6, 1)
+            self.fc = nn.Linear(6 * 5 * 5, 7)
+            self.proj = nn.Linear(7, 4)
+
+        def forward(self, x):
+            a = nn.relu(self.conv1(x * 0.5 + 0.25))
+            b = nn.functional.hardswish(self.conv2(a) + a)
+            h = nn.tanh(self.fc(nn.flatten(b, 1)))
+            return nn.sigmoid((nn.matmul(h, self.proj.weight.t()) + self.proj.bias) * 2.0 - 1.0)
+
+    traced = burnedge.trace(Net(), {"x": (2, 3, 5, 5)}).graph
+    x = {"x": RNG.standard_normal((2, 3, 5, 5)).astype(np.float32)}
+    seen = []
+    for graph in (optimize(traced.copy()), prepared_graph(traced)):  # fused with the residual; split for int8
+        seen.append(sorted({f"{n.op_type}/{n.attrs.get('activation', '')}/{len(n.inputs)}" for n in graph.nodes}))
+        want = compile(graph, "numpy").executable.run(x)
+        got = compile(graph, TorchBackend()).executable.run(x)
+        for name, w in want.items():
+            np.testing.assert_allclose(got[name], w, rtol=1e-5, atol=1e-6)
+    assert {"FusedConv/HardSwish/4", "FusedGemm/Tanh/3", "FusedMatMul//3", "Elementwise//1"} <= set(seen[0]), seen
