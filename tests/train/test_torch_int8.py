@@ -61,6 +61,7 @@ def test_qmatmul_per_column_multipliers_and_a_bias():
 
 def test_the_fused_ops_of_a_prepared_graph_match_numpy():
     """What QAT trains: FusedConv (residual, activations), FusedGemm / FusedMatMul and Elementwise chains."""
+
     class Net(nn.Module):
         def __init__(self):
             super().__init__()
