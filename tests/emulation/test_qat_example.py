@@ -13,6 +13,7 @@ pytest.importorskip("sklearn", reason="the digits come with scikit-learn (requir
 from burnedge.examples import qat_digits  # noqa: E402
 
 
+@pytest.mark.slow
 @pytest.mark.boards
 def test_the_quick_example_counts_the_same_on_every_target(capsys):
     threads = torch.get_num_threads()

@@ -123,6 +123,7 @@ def digits():
         torch.set_num_threads(threads)
 
 
+@pytest.mark.slow  # the digits fixture trains for about 10 s
 def test_qat_on_digits_keeps_or_improves_int8_accuracy(digits):
     _, qat, before, xte, yte = digits
     after = evaluate_int8(qat, xte, yte)
@@ -133,6 +134,7 @@ def test_qat_on_digits_keeps_or_improves_int8_accuracy(digits):
     assert int((batched.argmax(1) == yte).sum()) == after
 
 
+@pytest.mark.slow
 def test_evaluate_int8_counts_what_the_bundle_counts_on_c(digits, tmp_path):
     trained, qat, _, xte, yte = digits
     int8 = convert(qat, trained)
