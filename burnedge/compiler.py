@@ -59,7 +59,8 @@ def unsupported(graph: Graph, backend: Backend) -> dict[tuple[str, str, int], li
     missing: dict[tuple[str, str, int], list[str]] = {}
     for node in graph.nodes:
         if backend.supports(node) is not None:
-            missing.setdefault((node.op.domain, node.op_type, graph.opset), []).append(node.name)
+            opset = node.op.since if node.op.domain else graph.opset  # the graph records the default domain's only
+            missing.setdefault((node.op.domain, node.op_type, opset), []).append(node.name)
     return missing
 
 

@@ -10,7 +10,7 @@ import collections
 import concurrent.futures as cf
 import warnings
 
-from . import expectations
+from . import expectations, proven
 from .harness import run_node_test
 from .node_data import node_test_root
 
@@ -50,6 +50,7 @@ def main() -> None:
         print(f"  {c:5d}  {r}")
     if not a.dry:
         expectations.write(a.backend, results)
+        proven.write()  # what `burnedge ops` shows follows the expectations
 
 
 if __name__ == "__main__":
