@@ -59,6 +59,17 @@ class Case:
     macs: int
 
 
+def model_file(name: str, cache: Path) -> Path:
+    """The suite model's ONNX file in `cache`, built there first if missing (that needs torch)."""
+    try:
+        return suite.build_model(name, cache)
+    except ModuleNotFoundError as exc:
+        raise SystemExit(
+            f"bench_table: {name}: no built file in {cache} and building it needs {exc.name}, missing here; run "
+            f"`python benchmarks/bench_table.py --build-only --cache DIR` where it is and pass --cache DIR here"
+        ) from None
+
+
 def case(name: str, cache: Path, batches: int) -> Case:
     if name == "mlp":
         path = EXAMPLES / "digits_mlp.onnx"
@@ -67,9 +78,7 @@ def case(name: str, cache: Path, batches: int) -> Case:
         image = np.load(EXAMPLES / "digits_test.npz")["images"][0].astype(np.float32)
         feeds = {model.inputs[0].name: image.reshape(model.inputs[0].shape)}
     else:
-        if name not in suite.MODELS:
-            raise SystemExit(f"bench_table: unknown model {name!r}; known: {', '.join(sorted(suite.MODELS))}, mlp")
-        path = suite.build_model(name, cache)
+        path = model_file(name, cache)
         model = burnedge.load(path)
         calibration = [suite.example_feeds(path, seed=s) for s in range(1, batches + 1)]
         feeds = suite.example_feeds(path, seed=0)
@@ -124,8 +133,9 @@ def int8_models(c: Case, tmp: Path) -> tuple[dict[str, object], dict[str, str]]:
     return made, errors
 
 
-def engines(c: Case, int8: dict[str, object], threads: int, errors: dict[str, str]) -> dict[str, object]:
-    """name -> a no-argument callable running one inference, for every engine that could be built."""
+def engines(c: Case, int8: dict[str, object], threads: int, errors: dict[str, str], outputs: dict) -> dict:
+    """name -> a no-argument callable running one inference, for every engine that could be built; each one's
+    first outputs (a list, in the model's output order) go into `outputs`."""
     builders = {
         "be_f32": lambda: burnedge.Session(burnedge.load(c.path), backend="c", threads=threads),
         "ort_f32": lambda: ort_session(c.path, threads),
@@ -140,11 +150,11 @@ def engines(c: Case, int8: dict[str, object], threads: int, errors: dict[str, st
         try:
             e = build()
             if isinstance(e, burnedge.Session):
-                calls[name] = lambda e=e: e.run(c.feeds)
+                calls[name] = lambda e=e: list(e.run(c.feeds).values())
             else:
                 outs = [o.name for o in e.get_outputs()]
                 calls[name] = lambda e=e, outs=outs: e.run(outs, c.feeds)
-            calls[name]()
+            outputs[name] = calls[name]()
         except Exception as exc:
             errors[name] = f"{type(exc).__name__}: {exc}"
             calls.pop(name, None)
@@ -192,13 +202,27 @@ def row(c: Case, threads: int, med: dict[str, float], limits: machine_limits.Lim
     return r
 
 
+def cosine(want: list[np.ndarray], got: list[np.ndarray]) -> float:
+    """Cosine of all outputs together against burnedge fp32's (1: the same direction): int8 that is fast but wrong
+    shows here."""
+    a = np.concatenate([np.asarray(x, np.float64).ravel() for x in want])
+    b = np.concatenate([np.asarray(x, np.float64).ravel() for x in got])
+    return float(a @ b / max(np.linalg.norm(a) * np.linalg.norm(b), 1e-300))
+
+
 def bench(c: Case, threads_list: list[int], repeats: int, warmup: int, limits, tmp: Path) -> list[dict]:
     int8, errors = int8_models(c, tmp)
     rows = []
     for threads in threads_list:
         errs = dict(errors)
-        calls = engines(c, int8, threads, errs)
+        outputs: dict[str, list[np.ndarray]] = {}
+        calls = engines(c, int8, threads, errs, outputs)
         rows.append(row(c, threads, timed(calls, threads, repeats, warmup), limits, errs))
+        if "be_f32" in outputs:
+            rows[-1].update({f"{k}_cosine": cosine(outputs["be_f32"], v) for k, v in outputs.items()})
+            for k in ("be_int8", "ort_int8", "be_ort_qdq"):
+                if rows[-1].get(f"{k}_cosine", 1) < 0.99:
+                    errs[f"{k} accuracy"] = f"cosine {rows[-1][f'{k}_cosine']:.4f} against burnedge fp32 (< 0.99)"
         for k, e in errs.items():
             print(f"{c.name} threads={threads} {k}: {e}", file=sys.stderr)
         del calls
@@ -263,6 +287,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calibration", type=int, default=None, help="calibration batches (default 8; --quick 2)")
     ap.add_argument("--quick", action="store_true", help="few runs and batches, a short limit measurement")
     ap.add_argument("--json", type=Path, help="also write the raw numbers here")
+    ap.add_argument(
+        "--cache", type=Path, help="built model files (default $BURNEDGE_MODEL_CACHE or TMP/burnedge-models)"
+    )
+    ap.add_argument("--build-only", action="store_true", help="build the models' files into --cache (torch) and stop")
     a = ap.parse_args(argv)
     models = [m for arg in (a.models or DEFAULT_MODELS) for m in arg.split(",") if m]
     repeats = a.repeats or (10 if a.quick else 50)
@@ -271,7 +299,14 @@ def main(argv: list[str] | None = None) -> int:
     if repeats < 1 or batches < 1 or warmup < 0 or min(a.threads) < 1:
         ap.error("--repeats, --calibration and --threads need whole numbers >= 1, --warmup >= 0")
     threads = sorted(set(a.threads))
-    cache = Path(os.environ.get("BURNEDGE_MODEL_CACHE") or Path(tempfile.gettempdir()) / "burnedge-models")
+    cache = a.cache or Path(os.environ.get("BURNEDGE_MODEL_CACHE") or Path(tempfile.gettempdir()) / "burnedge-models")
+    unknown = [m for m in models if m != "mlp" and m not in suite.MODELS]
+    if unknown:
+        ap.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(sorted(suite.MODELS))}, mlp")
+    if a.build_only:
+        for name in models:
+            print(EXAMPLES / "digits_mlp.onnx" if name == "mlp" else model_file(name, cache))
+        return 0
     cpu = machine_limits.cpu()
     limits = machine_limits.measure(0.2 if a.quick else 1.0, cpu)
     import onnxruntime
