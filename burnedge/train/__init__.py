@@ -3,6 +3,10 @@
     Model --to_torch--> GraphModule (torch.nn.Module; the torch backend's) --train with PyTorch--> from_torch
           --> Model with the trained weights --> burnedge.export (any backend, any target)
 
+`Learner` trains such a module (or any torch module): epochs, validation, safetensors checkpoints, resume, early
+stopping, LR schedules, gradient clipping, bf16 autocast and TF32 on CUDA, torch.compile, DDP under torchrun, and a
+terminal dashboard (burnedge.train.dashboard).
+
 Names are PyTorch's: a Model traced from `burnedge.nn` or loaded from the zoo has ``features.0.weight``; an
 imported ONNX model keeps its initializer names as `state_dict()` keys. Uses only the public API and the torch
 backend.
@@ -11,7 +15,6 @@ backend.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -21,7 +24,21 @@ from ..errors import BurnedgeError, WeightsError
 from ..model import Model
 from ..nn.weights import write_safetensors
 
-__all__ = ["from_torch", "to_torch"]
+try:  # the train extra (torch, textual); without it to_torch and the Learner say how to install it
+    from .checkpoint import state_arrays
+    from .data import ArrayLoader
+    from .learner import EarlyStopping, Learner
+    from .metrics import LOSSES, METRICS
+except ImportError as exc:
+    _MISSING = f"pip install 'burnedge[train]' ({exc})"
+
+    def _needs_extra(*_: Any, **__: Any) -> Any:
+        raise BurnedgeError(f"burnedge.train needs the train extra: {_MISSING}")
+
+    state_arrays = ArrayLoader = EarlyStopping = Learner = _needs_extra  # type: ignore[assignment,misc]
+    LOSSES = METRICS = {}  # type: ignore[assignment]
+
+__all__ = ["LOSSES", "METRICS", "ArrayLoader", "EarlyStopping", "Learner", "from_torch", "to_torch"]
 
 
 def to_torch(model: Model, device: str = "cpu") -> Any:
@@ -39,15 +56,6 @@ def to_torch(model: Model, device: str = "cpu") -> Any:
     return GraphModule(graph).to(device)
 
 
-def _arrays(state: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    out = {}
-    for k, v in state.items():
-        if hasattr(v, "detach"):
-            v = v.detach().cpu().float().numpy() if str(v.dtype) == "torch.bfloat16" else v.detach().cpu().numpy()
-        out[k] = np.asarray(v)
-    return out
-
-
 def from_torch(module: Any, model: Model, checkpoint: str | os.PathLike[str] | None = None) -> Model:
     """A new Model: `model` with the weights of `module` (its `state_dict()`, by name), ready to export.
 
@@ -58,7 +66,7 @@ def from_torch(module: Any, model: Model, checkpoint: str | os.PathLike[str] | N
     """
     if not hasattr(module, "state_dict"):
         raise BurnedgeError(f"from_torch needs a torch.nn.Module, not {type(module).__name__}")
-    state = _arrays(module.state_dict())
+    state = state_arrays(module.state_dict())
     graph = model.graph.copy()
     names = module.state().keys() if isinstance(module, GraphModule) else None
     if names is None:  # another module: the model's float constants it names

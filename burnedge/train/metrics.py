@@ -1,0 +1,129 @@
+"""Losses and metrics by name, and the running sums an epoch accumulates (reduced across processes under DDP).
+
+A loss is `fn(outputs, targets) -> scalar tensor` (a batch mean); a metric is `fn(outputs, targets) -> tensor`
+(a batch mean too). Both registries are dicts; an unknown name is an error that lists the known ones.
+
+A model whose output already is a probability distribution (the zoo's MLPerf Tiny networks end in Softmax) gets
+``cross_entropy`` as the negative log of the target's probability, not a second softmax: `outputs_probabilities`
+tells the two apart from the graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from ..errors import BurnedgeError
+
+__all__ = ["LOSSES", "METRICS", "Sums", "loss_fn", "metric_fns", "outputs_probabilities"]
+
+Fn = Callable[[Any, Any], torch.Tensor]
+
+
+def _classes(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Class indices of `targets`: as given, or the argmax of one-hot / soft targets shaped like the outputs."""
+    if targets.is_floating_point() and targets.shape == outputs.shape:
+        return targets.argmax(dim=1)
+    return targets.long()
+
+
+def _cross_entropy(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    return F.cross_entropy(outputs.float(), _classes(outputs, targets))
+
+
+def _nll_of_probabilities(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    return F.nll_loss(torch.log(outputs.float().clamp_min(1e-12)), _classes(outputs, targets))
+
+
+def _regression(fn: Callable[..., torch.Tensor]) -> Fn:
+    def loss(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        return fn(outputs.float(), targets.float().reshape(outputs.shape))
+
+    return loss
+
+
+LOSSES: dict[str, Fn] = {
+    "cross_entropy": _cross_entropy,
+    "mse": _regression(F.mse_loss),
+    "l1": _regression(F.l1_loss),
+    "smooth_l1": _regression(F.smooth_l1_loss),
+    "bce": _regression(F.binary_cross_entropy_with_logits),
+}
+
+
+def _accuracy(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    if outputs.ndim == 1 or outputs.shape[1] == 1:  # one logit: a binary classifier
+        return ((outputs.reshape(-1) > 0).long() == targets.reshape(-1).long()).float().mean()
+    return (outputs.argmax(dim=1) == _classes(outputs, targets)).float().mean()
+
+
+def _mae(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    return (outputs.float() - targets.float().reshape(outputs.shape)).abs().mean()
+
+
+def _mse(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    return (outputs.float() - targets.float().reshape(outputs.shape)).square().mean()
+
+
+METRICS: dict[str, Fn] = {"accuracy": _accuracy, "mae": _mae, "mse": _mse}
+
+
+def outputs_probabilities(module: Any) -> bool:
+    """True when `module` is a burnedge graph whose (first) output comes out of a Softmax node."""
+    graph = getattr(module, "graph", None)
+    if graph is None or not getattr(graph, "outputs", None):
+        return False
+    last = next((n for n in graph.nodes if graph.outputs[0] in n.outputs), None)
+    return last is not None and last.op_type == "Softmax"
+
+
+def loss_fn(loss: str | Fn, module: Any = None) -> Fn:
+    """The loss function `loss` names (or `loss` itself when callable)."""
+    if callable(loss):
+        return loss
+    if loss not in LOSSES:
+        raise BurnedgeError(f"unknown loss {loss!r}; known: {', '.join(sorted(LOSSES))} (or pass a function)")
+    if loss == "cross_entropy" and outputs_probabilities(module):
+        return _nll_of_probabilities
+    return LOSSES[loss]
+
+
+def metric_fns(metrics: Iterable[str | Fn]) -> dict[str, Fn]:
+    """{name: function} for `metrics`: names from METRICS, or callables (named by their __name__)."""
+    out: dict[str, Fn] = {}
+    for m in metrics:
+        if callable(m):
+            out[getattr(m, "__name__", f"metric{len(out)}")] = m
+        elif m == "loss":  # always reported
+            continue
+        elif m in METRICS:
+            out[m] = METRICS[m]
+        else:
+            raise BurnedgeError(f"unknown metric {m!r}; known: {', '.join(sorted(METRICS))} (or pass a function)")
+    return out
+
+
+class Sums:
+    """Sample-weighted sums of the loss and each metric over an epoch, kept on the device (no sync per step)."""
+
+    def __init__(self, names: Iterable[str], device: torch.device):
+        self.names = ["loss", *names]
+        self.totals = torch.zeros(len(self.names) + 1, dtype=torch.float64, device=device)  # last: the count
+
+    def add(self, n: int, values: Mapping[str, torch.Tensor]) -> None:
+        row = torch.stack([values[k].detach().to(torch.float64).reshape(()) for k in self.names])
+        self.totals[:-1] += row * n
+        self.totals[-1] += n
+
+    def means(self, totals: torch.Tensor | None = None) -> dict[str, float]:
+        """{name: mean} (from `totals`, say after an all-reduce; else this process's own)."""
+        t = (self.totals if totals is None else totals).tolist()
+        count = max(t[-1], 1.0)
+        return {k: v / count for k, v in zip(self.names, t[:-1])}
+
+    @property
+    def count(self) -> int:
+        return int(self.totals[-1].item())
