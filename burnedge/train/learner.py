@@ -125,6 +125,7 @@ class Learner:
         else:
             raise BurnedgeError(f"unknown optimizer {optimizer!r}; known: {', '.join(OPTIMIZERS)} (or a function)")
         self.lr, self.schedule_spec, self.scheduler = lr, schedule, None
+        self.planned = 0  # the epochs the current fit() asks for (what a schedule is planned over)
         self.grad_clip = grad_clip
         self.checkpoint_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
         if isinstance(early_stopping, int):
@@ -240,6 +241,12 @@ class Learner:
         if self.checkpoint_dir is None:
             raise BurnedgeError("fit(resume=True) needs checkpoint_dir=, the folder the checkpoints went to")
         state = checkpoint.load(self.checkpoint_dir, self.module)
+        planned = state.get("planned")
+        if isinstance(self.schedule_spec, str) and planned is not None and planned != self.planned:
+            raise BurnedgeError(
+                f"resume: the {self.schedule_spec} schedule was planned for {planned} epochs; resume with "
+                f"fit({planned}, resume=True), not fit({self.planned})"
+            )
         self.optimizer.load_state_dict(state["optimizer"])
         if self.scheduler is not None and state.get("scheduler") is not None:
             self.scheduler.load_state_dict(state["scheduler"])
@@ -266,6 +273,7 @@ class Learner:
         if self.checkpoint_dir is not None and self.group.main:
             extra = {
                 "epoch": record["epoch"],
+                "planned": self.planned,
                 "history": self.history,
                 "best": self.best,
                 "stale": self.stale,
@@ -302,6 +310,7 @@ class Learner:
         history and random generators as they were, so the run goes on as if never stopped."""
         if epochs < 1:
             raise BurnedgeError(f"fit: epochs {epochs}: expected at least 1")
+        self.planned = epochs
         if self.scheduler is None and self.schedule_spec is not None:
             steps = distributed.steps(self.train_loader, self.group)
             total = None if steps is None else steps * epochs

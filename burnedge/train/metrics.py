@@ -38,19 +38,29 @@ def _nll_of_probabilities(outputs: torch.Tensor, targets: torch.Tensor) -> torch
     return F.nll_loss(torch.log(outputs.float().clamp_min(1e-12)), _classes(outputs, targets))
 
 
-def _regression(fn: Callable[..., torch.Tensor]) -> Fn:
+def _like(outputs: torch.Tensor, targets: torch.Tensor, name: str) -> torch.Tensor:
+    """`targets` as float in the outputs' shape (a regression target), or a one-line error saying why not."""
+    if targets.numel() != outputs.numel():
+        raise BurnedgeError(
+            f"{name}: targets of shape {list(targets.shape)} do not fit outputs of shape {list(outputs.shape)} "
+            "(class indices need cross_entropy / accuracy)"
+        )
+    return targets.float().reshape(outputs.shape)
+
+
+def _regression(fn: Callable[..., torch.Tensor], name: str) -> Fn:
     def loss(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        return fn(outputs.float(), targets.float().reshape(outputs.shape))
+        return fn(outputs.float(), _like(outputs, targets, name))
 
     return loss
 
 
 LOSSES: dict[str, Fn] = {
     "cross_entropy": _cross_entropy,
-    "mse": _regression(F.mse_loss),
-    "l1": _regression(F.l1_loss),
-    "smooth_l1": _regression(F.smooth_l1_loss),
-    "bce": _regression(F.binary_cross_entropy_with_logits),
+    "mse": _regression(F.mse_loss, "mse"),
+    "l1": _regression(F.l1_loss, "l1"),
+    "smooth_l1": _regression(F.smooth_l1_loss, "smooth_l1"),
+    "bce": _regression(F.binary_cross_entropy_with_logits, "bce"),
 }
 
 
@@ -61,11 +71,11 @@ def _accuracy(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
 
 
 def _mae(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    return (outputs.float() - targets.float().reshape(outputs.shape)).abs().mean()
+    return (outputs.float() - _like(outputs, targets, "mae")).abs().mean()
 
 
 def _mse(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    return (outputs.float() - targets.float().reshape(outputs.shape)).square().mean()
+    return (outputs.float() - _like(outputs, targets, "mse")).square().mean()
 
 
 METRICS: dict[str, Fn] = {"accuracy": _accuracy, "mae": _mae, "mse": _mse}
