@@ -122,6 +122,7 @@ class TrainingApp(App):
         name, at = self.selected()
         if name is None:
             self.query_one("#history", Static).update("history: none yet")
+            self.query_one("#spark", Sparkline).display = False
             return
         text = Text(f"< {name} >  (left/right: metric, up/down: epoch)\n", style="bold")
         text.append(f"{'epoch':>7}  {'train':>10}  {'valid':>10}\n")
@@ -132,7 +133,8 @@ class TrainingApp(App):
             text.append(row, style="reverse" if i == at else "")
         self.query_one("#history", Static).update(text)
         values = [r[f"train_{name}"] for r in history if f"train_{name}" in r]
-        self.query_one("#spark", Sparkline).data = values or [0.0]
+        spark = self.query_one("#spark", Sparkline)
+        spark.data, spark.display = values, len(values) > 1  # a single value draws as a solid block
 
 
 def _cell(record: dict[str, Any], key: str) -> str:
