@@ -144,7 +144,10 @@ def main() -> None:
     p.add_argument("--precision", choices=["fp32", "bf16"], default="bf16" if cuda else "fp32")
     p.add_argument("--compile", action="store_true", help="torch.compile both")
     p.add_argument("--device", default="cuda" if cuda else "cpu")
+    p.add_argument("--threads", type=int, help="torch's CPU threads (default: torch's own)")
     a = p.parse_args()
+    if a.threads:
+        torch.set_num_threads(a.threads)
     device = torch.device(a.device)
     if a.precision == "bf16" and device.type == "cuda":  # what the Learner sets: TF32 for what stays float32
         torch.backends.cuda.matmul.allow_tf32 = True

@@ -80,6 +80,11 @@ class GraphModule(torch.nn.Module):
         missing = sorted({c.node.op.key for c, fn in self.calls if fn is None})
         if missing:
             raise BurnedgeError(f"the torch backend has no function for {', '.join(missing)}")
+        # each constant's slot: the owner's own parameter or buffer table (nn.Module.__getattr__ is slow)
+        self._slots = [
+            (name, owner._parameters if attr in owner._parameters else owner._buffers, attr)
+            for name, (owner, attr) in self._where.items()
+        ]
         # per node, worked out once: its function, its input names, and (index, name, dtype, shape) per output,
         # so a forward pass does no lookups in the graph (a step's Python cost is most of a small net's on a GPU)
         self._steps = [
@@ -158,7 +163,7 @@ class GraphModule(torch.nn.Module):
         absent = [n for n in g.inputs if n not in feeds]
         if absent:
             raise BurnedgeError(f"missing input(s) {absent}; the model takes {list(g.inputs)}")
-        env: dict[str, torch.Tensor] = {n: getattr(owner, attr) for n, (owner, attr) in self._where.items()}
+        env: dict[str, torch.Tensor] = {n: table[attr] for n, table, attr in self._slots}
         env.update(feeds)
         # under autocast a float result keeps the precision autocast gave it (bf16 convolutions stay bf16, as in
         # a torch.nn model); a cast back to the planned float32 after every node would undo the tensor cores

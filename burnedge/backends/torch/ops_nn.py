@@ -31,6 +31,14 @@ def _pad(x: torch.Tensor, begin, end, value: float = 0.0) -> torch.Tensor:
 
 
 def _window(c: Call, x, kernel, ceil_mode=0, clamp_same=True):
+    """(strides, dilations, geometry, the end pads the windows reach) for x's shape, worked out once per shape."""
+    key = ("window", tuple(x.shape[2:]), tuple(kernel), ceil_mode, clamp_same)
+    if key not in c.memo:
+        c.memo[key] = _window_of(c, x, kernel, ceil_mode, clamp_same)
+    return c.memo[key]
+
+
+def _window_of(c: Call, x, kernel, ceil_mode, clamp_same):
     n = x.dim() - 2
     strides = attr_list(c.attr("strides"), n, 1, "strides")
     dilations = attr_list(c.attr("dilations"), n, 1, "dilations")

@@ -101,6 +101,7 @@ class Call:
     graph: Graph
     training: bool = False  # the module's train() / eval() mode: BatchNormalization uses batch statistics
     _ints: dict[int, list[int]] = field(default_factory=dict, repr=False)  # constant inputs as ints, read once
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False)  # what an op works out once per input shape
 
     @property
     def since(self) -> int:
