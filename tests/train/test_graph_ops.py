@@ -65,3 +65,13 @@ def test_same_kernels_as_torch_nn(bf16):
     assert got == want
     assert out.dtype == ref.dtype
     assert torch.allclose(out.float(), ref.float(), atol=2e-2 if bf16 else 1e-5)
+
+
+def test_torch_compile_sees_one_graph():
+    """torch.compile traces the whole forward pass without a graph break (constants are read before it traces)."""
+    import torch._dynamo
+
+    module = to_torch(burnedge.trace(Net(), {"x": (2, 1, 12, 12)}))
+    explained = torch._dynamo.explain(module)(torch.zeros(4, 1, 12, 12))
+    assert explained.graph_break_count == 0, [b.reason for b in explained.break_reasons]
+    assert explained.graph_count == 1

@@ -103,6 +103,14 @@ class Call:
     _ints: dict[int, list[int]] = field(default_factory=dict, repr=False)  # constant inputs as ints, read once
     memo: dict[Any, Any] = field(default_factory=dict, repr=False)  # what an op works out once per input shape
 
+    def __post_init__(self) -> None:
+        # the small integer constants (shapes, axes, pads) as ints now, in eager Python: torch.compile traces numpy
+        # calls as tensor ops, so reading them while it traces would break the graph at every int()
+        for i in range(len(self.node.inputs)):
+            data = self.const(i)
+            if data is not None and np.asarray(data).dtype.kind in "iub" and np.asarray(data).size <= 64:
+                self._ints[i] = [int(v) for v in np.asarray(data).reshape(-1)]
+
     @property
     def since(self) -> int:
         """The opset version the node's op definition starts at (Softmax before 13 flattens, say)."""
