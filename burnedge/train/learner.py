@@ -179,7 +179,7 @@ class Learner:
                 sums.add(batch_size(inputs), self._measures(out, targets, loss))
         if self.group.world == 1 and sums.count == 0:
             raise BurnedgeError("evaluate: the loader gave no batches")
-        return sums.means(self.group.sum(sums.totals.clone()))
+        return sums.means(self.group.sum(sums.packed()))
 
     def _epoch(self, epoch: int, steps: int | None, epochs: int, reporter: Reporter) -> tuple[dict[str, float], float]:
         """One pass over the training data; (the reduced means, samples per second)."""
@@ -206,7 +206,7 @@ class Learner:
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
         elapsed = time.perf_counter() - start
-        totals = self.group.sum(sums.totals.clone())
+        totals = self.group.sum(sums.packed())
         if totals[-1].item() == 0:
             raise BurnedgeError("fit: the training loader gave no batches")
         return sums.means(totals), totals[-1].item() / max(elapsed, 1e-9)

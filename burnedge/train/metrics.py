@@ -117,23 +117,32 @@ def metric_fns(metrics: Iterable[str | Fn]) -> dict[str, Fn]:
 
 
 class Sums:
-    """Sample-weighted sums of the loss and each metric over an epoch, kept on the device (no sync per step)."""
+    """Sample-weighted sums of the loss and each metric over an epoch, kept on the device: one or two small
+    kernels a step and no sync (the count is a Python int)."""
 
     def __init__(self, names: Iterable[str], device: torch.device):
         self.names = ["loss", *names]
-        self.totals = torch.zeros(len(self.names) + 1, dtype=torch.float64, device=device)  # last: the count
+        self.totals = torch.zeros(len(self.names), dtype=torch.float64, device=device)
+        self.n = 0
 
     def add(self, n: int, values: Mapping[str, torch.Tensor]) -> None:
-        row = torch.stack([values[k].detach().to(torch.float64).reshape(()) for k in self.names])
-        self.totals[:-1] += row * n
-        self.totals[-1] += n
+        if len(self.names) == 1:
+            row = values["loss"].detach().reshape(1)
+        else:
+            row = torch.stack([values[k].detach().float().reshape(()) for k in self.names])
+        self.totals.add_(row, alpha=n)
+        self.n += n
 
-    def means(self, totals: torch.Tensor | None = None) -> dict[str, float]:
-        """{name: mean} (from `totals`, say after an all-reduce; else this process's own)."""
-        t = (self.totals if totals is None else totals).tolist()
+    def packed(self) -> torch.Tensor:
+        """The sums and then the count, as one tensor (what an all-reduce adds up over the processes)."""
+        return torch.cat([self.totals, torch.tensor([float(self.n)], dtype=torch.float64, device=self.totals.device)])
+
+    def means(self, packed: torch.Tensor | None = None) -> dict[str, float]:
+        """{name: mean}, from `packed` (say after an all-reduce), else from this process's own sums."""
+        t = (self.packed() if packed is None else packed).tolist()
         count = max(t[-1], 1.0)
         return {k: v / count for k, v in zip(self.names, t[:-1])}
 
     @property
     def count(self) -> int:
-        return int(self.totals[-1].item())
+        return self.n
