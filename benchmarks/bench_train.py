@@ -149,10 +149,6 @@ def main() -> None:
     if a.threads:
         torch.set_num_threads(a.threads)
     device = torch.device(a.device)
-    if a.precision == "bf16" and device.type == "cuda":  # what the Learner sets: TF32 for what stays float32
-        torch.backends.cuda.matmul.allow_tf32 = True
-        torch.backends.cudnn.allow_tf32 = True
-    torch.backends.cudnn.benchmark = True
 
     arch = ARCHITECTURES[a.model]
     (inp,) = arch.inputs({})
@@ -168,10 +164,15 @@ def main() -> None:
     gen = torch.Generator().manual_seed(0)
     x = torch.randn((a.batch, *inp.shape[1:]), generator=gen).to(device)
     y = torch.randint(0, classes, (a.batch,), generator=gen).to(device)
-    with torch.no_grad():  # the same function before any step: the twin is a faithful copy
+    # the same function before any step (in IEEE float32: cuDNN convolutions default to TF32): a faithful copy
+    with torch.no_grad(), torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
         ref = twin.eval()(x)
         got = ours_module.to(device).eval()(x)
         assert torch.allclose(ref, got, atol=1e-4), float((ref - got).abs().max())
+    if a.precision == "bf16" and device.type == "cuda":  # what the Learner sets: TF32 for what stays float32
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    torch.backends.cudnn.benchmark = True
 
     ours = Ours(ours_module, (x, y), a.precision, device, a.compile)
     plain = Plain(twin, (x, y), a.precision, device, a.compile)
