@@ -226,7 +226,8 @@ class Learner:
             return Reporter(), None
         mode = self.dashboard
         if mode == "auto":
-            mode = "tui" if sys.stdout.isatty() and self.group.world == 1 else "plain"
+            terminal = sys.stdout.isatty() and sys.stdin.isatty()
+            mode = "tui" if terminal and self.group.world == 1 else "plain"
         reporters: list[Reporter] = []
         live = LiveState() if mode == "tui" else None
         if live is not None:

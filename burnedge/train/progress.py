@@ -15,7 +15,7 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -153,7 +153,7 @@ class LiveState(Reporter):
     The UI reads `snapshot()` a few times a second; the training loop only stores numbers (no drawing). `stop()`
     asks the loop to end after the current step (the dashboard's q)."""
 
-    def __init__(self, on_change: Callable[[], None] | None = None):
+    def __init__(self):
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self.epochs, self.steps, self.epoch_no, self.step_no = 0, None, 0, 0
@@ -161,7 +161,6 @@ class LiveState(Reporter):
         self.samples_per_s, self.eta_s = 0.0, None
         self.history: list[dict[str, Any]] = []
         self.done = False
-        self.on_change = on_change
 
     def begin(self, epochs: int, steps: int | None, start_epoch: int = 0) -> None:
         with self._lock:
@@ -176,14 +175,10 @@ class LiveState(Reporter):
         with self._lock:
             self.history.append(dict(record))
             self.eta_s = record.get("eta_s")
-        if self.on_change is not None:
-            self.on_change()
 
     def end(self) -> None:
         with self._lock:
             self.done = True
-        if self.on_change is not None:
-            self.on_change()
 
     def stop(self) -> None:
         self._stop.set()
