@@ -67,6 +67,7 @@ def test_same_kernels_as_torch_nn(bf16):
     assert torch.allclose(out.float(), ref.float(), atol=2e-2 if bf16 else 1e-5)
 
 
+@pytest.mark.slow  # dynamo's first trace: ~10 s of CPU
 def test_torch_compile_sees_one_graph():
     """torch.compile traces the whole forward pass without a graph break (constants are read before it traces)."""
     import torch._dynamo
