@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import cli_bundle, cli_inputs, cli_inspect, cli_ops, cli_targets, cli_trust, cli_zoo
+from . import cli_bundle, cli_inputs, cli_inspect, cli_ops, cli_targets, cli_train, cli_trust, cli_zoo
 from .bundle import looks_like
 from .cli_inputs import UsageError, fmt_shape
 from .errors import BurnedgeError
@@ -222,6 +222,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_targets.add_commands(sub, _count)
     cli_trust.add_commands(sub)
     cli_zoo.add_command(sub)
+    cli_train.add_command(sub, _count)
     return p
 
 

@@ -41,7 +41,8 @@ from ..quantize.measure import calibrate_all
 from ..quantize.pipeline import prepared_graph
 from ..quantize.qparams import QParams
 from ..quantize.rewrite import Rewrite, rewrite
-from . import fake_quant, from_torch
+from . import fake_quant
+from .bridge import from_torch
 
 __all__ = ["QATModule", "convert", "evaluate_int8", "prepare_qat"]
 
