@@ -85,6 +85,7 @@ def _convs() -> G:
     x1 = g.input("x1", i8(1, 7, 23))
     x2 = g.input("x2", i8(1, 17, 9, 10))
     x3 = g.input("x3", i8(1, 8, 7, 12))
+    x4 = g.input("x4", i8(2, 3, 15, 14))
 
     def conv(name, inp, m, cg, k, **attrs):
         w = g.const(f"{name}_w", i8(m, cg, *k))
@@ -99,6 +100,7 @@ def _convs() -> G:
     conv("c5", x3, 16, 1, (3, 3), group=8, pads=[1, 1, 1, 1], x_zero_point=-9)  # depthwise, multiplier 2
     conv("c6", x, 6, 5, (3, 2), dilations=[2, 1], pads=[2, 1, 2, 1], x_zero_point=1)
     conv("c7", x1, 9, 7, (4,), pads=[1, 2], strides=[2], x_zero_point=11)
+    conv("c9", x4, 20, 3, (7, 7), pads=[3, 3, 3, 3], strides=[2, 2], x_zero_point=-20)  # a stem: channels-last rows
     qconv(g, "c8", x3, 8, 1, (3, 3), group=8, pads=[1, 1, 1, 1], strides=[2, 2], xzp=-50, yzp=50)  # depthwise
     k = 65000
     xa = g.input("xa", np.full((1, k, 1, 2), -128, I8))

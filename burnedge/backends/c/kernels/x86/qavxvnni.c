@@ -31,8 +31,9 @@ static inline __attribute__((always_inline)) void tile(const int rows, const int
             v1 = _mm256_loadu_si256((const __m256i *)(b + q * 64 + 32));
         } else {
             const __m256i p0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(b + q * 64)), flip);
-            const __m256i p1 = q < whole ? _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(b + q * 64 + 32)), flip)
-                                         : flip; /* the odd last pair row alone (0 + 128 meets A's zero padding) */
+            /* the odd last pair row alone: 0 + 128 in its place meets A's zero padding */
+            const __m256i p1 =
+                q < whole ? _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(b + q * 64 + 32)), flip) : flip;
             v0 = _mm256_unpacklo_epi16(p0, p1);
             v1 = _mm256_unpackhi_epi16(p0, p1);
         }

@@ -203,7 +203,8 @@ void be_qvnni_pack_a(const int8_t *a, long lda, long K, int mr, int32_t *aq, int
         q += two;                                                                                                \
         continue;                                                                                                \
     }
-#define QG_PANEL_PACK() ((void)kread, be_qvnni_pack_a(a, lda, K, mr, (int32_t *)apanel, (int32_t *)apanel + (K + 3) / 4 * BE_QMR))
+#define QG_PANEL_PACK()                                                                                          \
+    ((void)kread, be_qvnni_pack_a(a, lda, K, mr, (int32_t *)apanel, (int32_t *)apanel + (K + 3) / 4 * BE_QMR))
 #define QG_PANEL_TILE() q += panel_tile_vnni(k2, K, apanel, bpack, q, np, N, mr, y, ldy, e, i0)
 
 /* one tile of be_qgemm_panel from column panel q (two when the tile takes them): how many panels past q it used */

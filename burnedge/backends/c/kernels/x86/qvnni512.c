@@ -17,35 +17,6 @@
 static const int16_t PAIR_TO_QUAD[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
                                          8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
 
-/* be_rq8 of x86_qgemm.h on 16 lanes (the same steps: clamp, 64-bit products biased by 2^62, flooring shifts) */
-typedef struct {
-    __m512i m, mo, se, so, re, ro, c, lim, nlim;
-} rq16;
-
-static inline __attribute__((always_inline)) rq16 rq16_make(__m512i m, __m512i s, __m512i lim) {
-    const __m512i one = _mm512_set1_epi64(1), off = _mm512_set1_epi64((int64_t)1 << 62);
-    rq16 r;
-    r.m = m;
-    r.mo = _mm512_srli_epi64(m, 32);
-    r.se = _mm512_mask_blend_epi32(0xAAAA, s, _mm512_setzero_si512());
-    r.so = _mm512_srli_epi64(s, 32);
-    r.re = _mm512_add_epi64(_mm512_sllv_epi64(one, _mm512_sub_epi64(r.se, one)), off);
-    r.ro = _mm512_add_epi64(_mm512_sllv_epi64(one, _mm512_sub_epi64(r.so, one)), off);
-    r.c = _mm512_sllv_epi32(_mm512_set1_epi32(1), _mm512_sub_epi32(_mm512_set1_epi32(62), s));
-    r.lim = lim;
-    r.nlim = _mm512_sub_epi32(_mm512_setzero_si512(), lim);
-    return r;
-}
-
-static inline __attribute__((always_inline)) __m512i rq16_apply(__m512i acc, const rq16 *r) {
-    acc = _mm512_min_epi32(_mm512_max_epi32(acc, r->nlim), r->lim);
-    __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(acc, r->m), r->re);
-    __m512i po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(acc, 32), r->mo), r->ro);
-    pe = _mm512_srlv_epi64(pe, r->se);
-    po = _mm512_srlv_epi64(po, r->so);
-    return _mm512_sub_epi32(_mm512_mask_blend_epi32(0xAAAA, pe, _mm512_slli_epi64(po, 32)), r->c);
-}
-
 /* 16 columns of `rows` accumulator rows + corr[r] + bias, requantised, saturated to int16 (vpmovsdw), + zp with
  * int16 saturation, to int8 (vpmovswb), clamped to [lo, hi]: be_rq_pack16's steps in order */
 static inline __attribute__((always_inline)) void store_rows(const int rows, const __m512i c[BE_QMR],
@@ -54,23 +25,24 @@ static inline __attribute__((always_inline)) void store_rows(const int rows, con
     const __m256i zp16 = _mm256_set1_epi16((int16_t)e->zp);
     const __m128i lo = _mm_set1_epi8((int8_t)e->lo), hi = _mm_set1_epi8((int8_t)e->hi);
     const __mmask16 keep = (__mmask16)((1u << nr) - 1u);
-    rq16 col;
+    be_rqv16 col;
     __m512i cb = _mm512_setzero_si512();
     if (e->per_col) {
-        col = rq16_make(_mm512_loadu_si512((const void *)(e->mult + j0)), _mm512_loadu_si512((const void *)(e->shift + j0)),
-                        _mm512_loadu_si512((const void *)(e->lim + j0)));
+        col = be_rqv16_make(_mm512_loadu_si512((const void *)(e->mult + j0)),
+                            _mm512_loadu_si512((const void *)(e->shift + j0)),
+                            _mm512_loadu_si512((const void *)(e->lim + j0)));
         if (e->bias) cb = _mm512_loadu_si512((const void *)(e->bias + j0));
     }
     for (int r = 0; r < rows; r++) {
         __m512i t;
         if (e->per_col) {
-            t = rq16_apply(_mm512_add_epi32(_mm512_add_epi32(c[r], cb), _mm512_set1_epi32(corr[r])), &col);
+            t = be_rq16(_mm512_add_epi32(_mm512_add_epi32(c[r], cb), _mm512_set1_epi32(corr[r])), &col);
         } else {
             const long ch = i0 + r;
-            const rq16 q = rq16_make(_mm512_set1_epi32(e->mult[ch]), _mm512_set1_epi32(e->shift[ch]),
+            const be_rqv16 q = be_rqv16_make(_mm512_set1_epi32(e->mult[ch]), _mm512_set1_epi32(e->shift[ch]),
                                      _mm512_set1_epi32(e->lim[ch]));
             const int32_t bias = e->bias ? e->bias[ch] : 0;
-            t = rq16_apply(_mm512_add_epi32(c[r], _mm512_set1_epi32((int32_t)((uint32_t)bias + (uint32_t)corr[r]))), &q);
+            t = be_rq16(_mm512_add_epi32(c[r], _mm512_set1_epi32((int32_t)((uint32_t)bias + (uint32_t)corr[r]))), &q);
         }
         const __m256i p = _mm256_adds_epi16(_mm512_cvtsepi32_epi16(t), zp16);
         const __m128i out = _mm_min_epi8(_mm_max_epi8(_mm256_cvtsepi16_epi8(p), lo), hi);

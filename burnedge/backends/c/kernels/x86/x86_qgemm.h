@@ -95,6 +95,37 @@ static inline __attribute__((always_inline)) void be_qtile_store(const __m256i a
     }
 }
 
+#ifdef BE_ISA_X86_VNNI512 /* AVX-512 F/BW/VL are there too */
+/* be_rq8 of x86_qgemm.h on 16 lanes (the same steps: clamp, 64-bit products biased by 2^62, flooring shifts) */
+typedef struct {
+    __m512i m, mo, se, so, re, ro, c, lim, nlim;
+} be_rqv16;
+
+static inline __attribute__((always_inline)) be_rqv16 be_rqv16_make(__m512i m, __m512i s, __m512i lim) {
+    const __m512i one = _mm512_set1_epi64(1), off = _mm512_set1_epi64((int64_t)1 << 62);
+    be_rqv16 r;
+    r.m = m;
+    r.mo = _mm512_srli_epi64(m, 32);
+    r.se = _mm512_mask_blend_epi32(0xAAAA, s, _mm512_setzero_si512());
+    r.so = _mm512_srli_epi64(s, 32);
+    r.re = _mm512_add_epi64(_mm512_sllv_epi64(one, _mm512_sub_epi64(r.se, one)), off);
+    r.ro = _mm512_add_epi64(_mm512_sllv_epi64(one, _mm512_sub_epi64(r.so, one)), off);
+    r.c = _mm512_sllv_epi32(_mm512_set1_epi32(1), _mm512_sub_epi32(_mm512_set1_epi32(62), s));
+    r.lim = lim;
+    r.nlim = _mm512_sub_epi32(_mm512_setzero_si512(), lim);
+    return r;
+}
+
+static inline __attribute__((always_inline)) __m512i be_rq16(__m512i acc, const be_rqv16 *r) {
+    acc = _mm512_min_epi32(_mm512_max_epi32(acc, r->nlim), r->lim);
+    __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(acc, r->m), r->re);
+    __m512i po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(acc, 32), r->mo), r->ro);
+    pe = _mm512_srlv_epi64(pe, r->se);
+    po = _mm512_srlv_epi64(po, r->so);
+    return _mm512_sub_epi32(_mm512_mask_blend_epi32(0xAAAA, pe, _mm512_slli_epi64(po, 32)), r->c);
+}
+#endif
+
 #if defined(BE_ISA_X86_VNNI512) || defined(BE_ISA_X86_AVXVNNI)
 /* The VNNI path (qvnni512.c: vpdpbusd on zmm, qavxvnni.c: its VEX form on ymm; one of them per build).
  *
