@@ -86,6 +86,7 @@ def _convs() -> G:
     x2 = g.input("x2", i8(1, 17, 9, 10))
     x3 = g.input("x3", i8(1, 8, 7, 12))
     x4 = g.input("x4", i8(2, 3, 15, 14))
+    x5 = g.input("x5", i8(1, 28, 6, 9))
 
     def conv(name, inp, m, cg, k, **attrs):
         w = g.const(f"{name}_w", i8(m, cg, *k))
@@ -102,6 +103,10 @@ def _convs() -> G:
     conv("c7", x1, 9, 7, (4,), pads=[1, 2], strides=[2], x_zero_point=11)
     conv("c9", x4, 20, 3, (7, 7), pads=[3, 3, 3, 3], strides=[2, 2], x_zero_point=-20)  # a stem: channels-last rows
     qconv(g, "c8", x3, 8, 1, (3, 3), group=8, pads=[1, 1, 1, 1], strides=[2, 2], xzp=-50, yzp=50)  # depthwise
+    # channels-last depthwise 3x3 of 28 channels (16 + a masked 12 on AVX-512), NCHW out and NHWC into a 1x1 conv
+    qconv(g, "d0", x5, 28, 1, (3, 3), group=28, pads=[1, 1, 1, 1], xzp=3, yzp=-4)
+    d1 = qconv(g, "d1", x5, 28, 1, (3, 3), group=28, pads=[1, 1, 1, 1], xzp=-3, output=False)
+    qconv(g, "p1", d1, 40, 28, (1, 1), xzp=7)
     k = 65000
     xa = g.input("xa", np.full((1, k, 1, 2), -128, I8))
     wa = g.const("wa", np.full((2, k, 1, 1), -128, I8))

@@ -11,7 +11,8 @@
  *  2. 8 channels at a time, blocks of 4 output pixels accumulate every tap with float multiply-adds: integers,
  *     exact (sums of at most 512 products of magnitude <= 255 * 128 stay below 2^24, qconv.h), so order,
  *     contraction or vector width change no bit; 3x3 stride-1 kernels (dw_rows3x3) keep the 9 tap weights in
- *     registers and take 4 pixels of a row at a time, each input column loaded once for the pixels that read it;
+ *     registers and take 4 pixels of a row at a time, each input column loaded once for the pixels that read it
+ *     (AVX-512 builds: 16 channels per zmm and pixel by pixel, dw_rows3x3_16, the last 8 or fewer as above);
  *  3. + bias, the exact requantisation rule on 8 lanes (per-channel parameters; AVX-512 builds: two pixels as
  *     16 lanes), stored as 8 int8 channels of a pixel (NHWC) or scattered into 8 planes (NCHW).
  * Integer results do not depend on the thread count or the band split.
@@ -135,9 +136,9 @@ static inline __attribute__((always_inline)) void dw_four3x3(const float *r, lon
  * Out of line with few live values (an inlined variant-rich loop spills). */
 static __attribute__((noinline)) void dw_rows3x3(const float *buf, long wp, long c8, const be_qconv_geo *g,
                                                  const float *wf, const be_qepi *e, long oy0, long oy1, int out_nhwc,
-                                                 int8_t *yi) {
+                                                 int8_t *yi, long cb0) {
     const long OW = g->OW, ohw = (long)g->OH * OW, C = g->C, rs = wp * c8;
-    for (long cb = 0; cb < C; cb += 8) {
+    for (long cb = cb0; cb < C; cb += 8) {
         const int n = (int)(C - cb < 8 ? C - cb : 8);
         const dwq q = dwq_make(e, cb);
         v8f wv[9];
@@ -173,13 +174,62 @@ static __attribute__((noinline)) void dw_rows3x3(const float *buf, long wp, long
     }
 }
 
+#ifdef BE_ISA_X86_VNNI512
+/* dw_rows3x3 on 16 channels per zmm (two 8-channel blocks of a pixel are adjacent in the band): blocks cb < C - 8,
+ * requantised as 16 lanes (be_rq16; channel arrays are padded to 16); returns the first channel it left (a last
+ * block of 8 or fewer, for dw_rows3x3) */
+static __attribute__((noinline)) long dw_rows3x3_16(const float *buf, long wp, long c8, const be_qconv_geo *g,
+                                                    const float *wf, const be_qepi *e, long oy0, long oy1,
+                                                    int out_nhwc, int8_t *yi) {
+    const long OW = g->OW, ohw = (long)g->OH * OW, C = g->C, rs = wp * c8;
+    const __m256i zp16 = _mm256_set1_epi16((int16_t)e->zp);
+    const __m128i lo = _mm_set1_epi8((int8_t)e->lo), hi = _mm_set1_epi8((int8_t)e->hi);
+    long cb = 0;
+    for (; cb + 8 < C; cb += 16) {
+        const int n = (int)(C - cb < 16 ? C - cb : 16);
+        const __mmask16 keep = (__mmask16)((1u << n) - 1u);
+        const be_rqv16 q = be_rqv16_make(_mm512_loadu_si512((const void *)(e->mult + cb)),
+                                         _mm512_loadu_si512((const void *)(e->shift + cb)),
+                                         _mm512_loadu_si512((const void *)(e->lim + cb)));
+        const __m512i bias = e->bias ? _mm512_loadu_si512((const void *)(e->bias + cb)) : _mm512_setzero_si512();
+        __m512 w[9];
+        for (int t = 0; t < 9; t++) w[t] = _mm512_loadu_ps(wf + (long)t * c8 + cb);
+        for (long oy = oy0; oy < oy1; oy++) {
+            const float *r0 = buf + (oy - oy0) * rs + cb;
+            const long p = oy * OW;
+            for (long ox = 0; ox < OW; ox++) {
+                __m512 a = _mm512_setzero_ps();
+                for (int t = 0; t < 9; t++)
+                    a = _mm512_fmadd_ps(w[t], _mm512_loadu_ps(r0 + (t / 3) * rs + (ox + t % 3) * c8), a);
+                const __m512i v = be_rq16(_mm512_add_epi32(_mm512_cvtps_epi32(a), bias), &q);
+                const __m128i b = _mm_min_epi8(_mm_max_epi8(_mm256_cvtsepi16_epi8(_mm256_adds_epi16(
+                                                   _mm512_cvtsepi32_epi16(v), zp16)), lo), hi);
+                if (out_nhwc) {
+                    _mm_mask_storeu_epi8(yi + (p + ox) * C + cb, keep, b);
+                } else {
+                    int8_t out[16];
+                    _mm_storeu_si128((__m128i *)out, b);
+                    for (int i = 0; i < n; i++) yi[(cb + i) * ohw + p + ox] = out[i];
+                }
+            }
+        }
+    }
+    return cb;
+}
+#endif
+
 /* output rows oy0 .. oy1-1 of one image from its filled band (padded row oy0*sh at buf row 0) */
 static void dw_band(const float *buf, long wp, long c8, const be_qconv_geo *g, const long *off, const float *wf,
                     const be_qepi *e, long oy0, long oy1, int out_nhwc, int8_t *yi) {
     const int taps = g->KH * g->KW;
     const long ohw = (long)g->OH * g->OW, npix = (oy1 - oy0) * g->OW, C = g->C;
     if (g->KH == 3 && g->KW == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 && g->OW >= 4) {
-        dw_rows3x3(buf, wp, c8, g, wf, e, oy0, oy1, out_nhwc, yi);
+#ifdef BE_ISA_X86_VNNI512
+        const long cb = dw_rows3x3_16(buf, wp, c8, g, wf, e, oy0, oy1, out_nhwc, yi);
+#else
+        const long cb = 0;
+#endif
+        dw_rows3x3(buf, wp, c8, g, wf, e, oy0, oy1, out_nhwc, yi, cb);
         return;
     }
     for (long cb = 0; cb < C; cb += 8) {
