@@ -363,3 +363,26 @@ def test_softmax_at_its_native_scale_becomes_qsoftmax():
     feeds = {"x": np.random.default_rng(9).standard_normal((3, 10)).astype(np.float32) * 3}
     (got,), (ref,) = _run(graph, feeds), _ort(model, optimized=False).run(None, feeds)
     assert np.abs(np.rint(got * 256) - np.rint(ref * 256)).max() <= 1
+
+
+def test_a_chain_of_one_tensor_ops_becomes_one_table():
+    """GELU as onnxruntime quantizes it: DQ -> Div -> Erf -> Q, the Div left unquantized, is one QLut."""
+    inits = [numpy_helper.from_array(np.array(v, t), n) for n, v, t in
+             [("xs", 0.05, np.float32), ("xz", 7, np.int8), ("ys", 1 / 127, np.float32), ("yz", 0, np.int8),
+              ("r2", 1.4142135, np.float32)]]  # fmt: skip
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+        helper.make_node("Div", ["xd", "r2"], ["h"], name="div"),
+        helper.make_node("Erf", ["h"], ["e"], name="erf"),
+        helper.make_node("QuantizeLinear", ["e", "ys", "yz"], ["eq"]),
+        helper.make_node("DequantizeLinear", ["eq", "ys", "yz"], ["y"]),
+    ]
+    io = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [4, 50]) for n in ("x", "y")]
+    model = helper.make_model(helper.make_graph(nodes, "gelu", io[:1], io[1:], inits), opset_imports=[
+        helper.make_opsetid("", 13)])  # fmt: skip
+    graph = _import(burnedge.load(model).graph)
+    assert [n.op_type for n in graph.nodes] == ["QuantizeLinear", "QLut", "DequantizeLinear"]
+    feeds = {"x": np.random.default_rng(2).standard_normal((4, 50)).astype(np.float32) * 3}
+    (got,), (ref,) = _run(graph, feeds), _ort(model, optimized=False).run(None, feeds)
+    assert np.abs(np.rint(got * 127) - np.rint(ref * 127)).max() <= 1

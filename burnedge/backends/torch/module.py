@@ -80,6 +80,26 @@ class GraphModule(torch.nn.Module):
         missing = sorted({c.node.op.key for c, fn in self.calls if fn is None})
         if missing:
             raise BurnedgeError(f"the torch backend has no function for {', '.join(missing)}")
+        # each constant's slot: the owner's own parameter or buffer table (nn.Module.__getattr__ is slow)
+        self._slots = [
+            (name, owner._parameters if attr in owner._parameters else owner._buffers, attr)
+            for name, (owner, attr) in self._where.items()
+        ]
+        # per node, worked out once: its function, its input names, and (index, name, dtype, shape) per output,
+        # so a forward pass does no lookups in the graph (a step's Python cost is most of a small net's on a GPU)
+        self._steps = [
+            (
+                call,
+                fn,
+                tuple(call.node.inputs),
+                tuple(
+                    (k, name, torch_dtype(graph.values[name].dtype), graph.values[name].shape)
+                    for k, name in enumerate(call.node.outputs)
+                    if name
+                ),
+            )
+            for call, fn in self.calls
+        ]
         self._register_state_dict_hook(_original_keys)
         self.register_load_state_dict_pre_hook(_safe_keys)
 
@@ -143,34 +163,34 @@ class GraphModule(torch.nn.Module):
         absent = [n for n in g.inputs if n not in feeds]
         if absent:
             raise BurnedgeError(f"missing input(s) {absent}; the model takes {list(g.inputs)}")
-        env: dict[str, torch.Tensor] = {n: self.tensor(n) for n in self._where}
+        env: dict[str, torch.Tensor] = {n: table[attr] for n, table, attr in self._slots}
         env.update(feeds)
-        for i, (call, fn) in enumerate(self.calls):
-            node = call.node
-            ins = [env[n] if n else None for n in node.inputs]
+        # under autocast a float result keeps the precision autocast gave it (bf16 convolutions stay bf16, as in
+        # a torch.nn model); a cast back to the planned float32 after every node would undo the tensor cores
+        mixed = torch.is_autocast_enabled("cuda") or torch.is_autocast_enabled("cpu")
+        for i, (call, fn, names, outs) in enumerate(self._steps):
             try:
-                result = fn(call, *ins)
+                result = fn(call, *[env[n] if n else None for n in names])
             except BurnedgeError:
                 raise
             except Exception as exc:  # a node torch rejects: say which one and why
+                node = call.node
                 raise ModelError(
                     f"node {node.name!r} ({node.op_type}) failed on torch: {type(exc).__name__}: {exc}"
                 ) from exc
-            results = list(result) if isinstance(result, (tuple, list)) else [result]
-            for k, name in enumerate(node.outputs):
-                if not name:
-                    continue
-                if k >= len(results) or results[k] is None:
+            results = result if isinstance(result, (tuple, list)) else (result,)
+            for k, name, want, shape in outs:
+                r = results[k] if k < len(results) else None
+                if r is None:
+                    node = call.node
                     raise ModelError(f"node {node.name!r} ({node.op_type}): the torch backend computes no output {k}")
-                r = results[k]
-                v = g.values[name]
-                want = torch_dtype(v.dtype)
-                if r.dtype != want:
+                if r.dtype != want and not (mixed and r.is_floating_point() and want.is_floating_point):
                     r = r.to(want)
-                if self.check and tuple(r.shape) != v.shape:
+                if self.check and tuple(r.shape) != shape:
+                    node = call.node
                     raise BurnedgeError(
                         f"node {node.name!r} ({node.op_type}) produced {list(r.shape)} for {name!r} on torch; "
-                        f"the plan expects {list(v.shape)}"
+                        f"the plan expects {list(shape)}"
                     )
                 env[name] = r
             if hook is not None:

@@ -17,6 +17,7 @@ from .registry import Call, op
 
 _CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
 _MAXPOOL = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}
+_AVGPOOL = {1: F.avg_pool1d, 2: F.avg_pool2d, 3: F.avg_pool3d}
 
 
 def _pad(x: torch.Tensor, begin, end, value: float = 0.0) -> torch.Tensor:
@@ -30,6 +31,14 @@ def _pad(x: torch.Tensor, begin, end, value: float = 0.0) -> torch.Tensor:
 
 
 def _window(c: Call, x, kernel, ceil_mode=0, clamp_same=True):
+    """(strides, dilations, geometry, the end pads the windows reach) for x's shape, worked out once per shape."""
+    key = ("window", tuple(x.shape[2:]), tuple(kernel), ceil_mode, clamp_same)
+    if key not in c.memo:
+        c.memo[key] = _window_of(c, x, kernel, ceil_mode, clamp_same)
+    return c.memo[key]
+
+
+def _window_of(c: Call, x, kernel, ceil_mode, clamp_same):
     n = x.dim() - 2
     strides = attr_list(c.attr("strides"), n, 1, "strides")
     dilations = attr_list(c.attr("dilations"), n, 1, "dilations")
@@ -51,12 +60,24 @@ def _window(c: Call, x, kernel, ceil_mode=0, clamp_same=True):
     return strides, dilations, geo, end
 
 
+def _torch_padding(geo, end) -> list[int] | None:
+    """The padding as torch's conv and pool take it, or None when theirs would differ: the model's pads the same
+    on both sides (none negative) and no window reaching past them (ceil_mode), so that torch's output size
+    floor((size + 2 pad - span) / stride) + 1 is the planned one."""
+    begin, explicit = [int(b) for b in geo.begin], [int(e) for e in geo.end_explicit]
+    if begin != explicit or min(begin, default=0) < 0 or any(int(e) > x for e, x in zip(end, explicit)):
+        return None
+    return begin
+
+
 @op("Conv")
 def conv(c: Call, x, w, b=None):
     n = x.dim() - 2
     strides, dilations, geo, end = _window(c, x, list(w.shape[2:]))
-    xp = _pad(x, geo.begin, end)
-    return _CONV[n](xp, w, b, stride=strides, dilation=dilations, groups=c.attr("group", 1))
+    same = _torch_padding(geo, end)  # torch pads inside the convolution: no separate pad (and its backward)
+    xp = x if same is not None else _pad(x, geo.begin, end)
+    padding = same if same is not None else 0
+    return _CONV[n](xp, w, b, stride=strides, padding=padding, dilation=dilations, groups=c.attr("group", 1))
 
 
 @op("ConvTranspose")
@@ -120,6 +141,10 @@ def average_pool(c: Call, x):
     n = x.dim() - 2
     kernel = attr_list(c.attr("kernel_shape"), n, 1, "kernel_shape")
     strides, dilations, geo, end = _window(c, x, kernel, c.attr("ceil_mode", 0), clamp_same=False)
+    same = _torch_padding(geo, end)
+    if same is not None and all(d == 1 for d in dilations) and all(2 * p <= k for p, k in zip(same, kernel)):
+        include = bool(c.attr("count_include_pad", 0))  # torch's pool: the same windows and divisors as ONNX's
+        return _AVGPOOL[n](x, kernel, strides, same, count_include_pad=include)
     xp = _pad(x, geo.begin, end)
     ones = torch.ones((1, 1, *x.shape[2:]), dtype=x.dtype, device=x.device)
     if c.attr("count_include_pad", 0):  # the explicit pads count, the ceil_mode overhang does not
@@ -243,10 +268,14 @@ def matmul(c: Call, a, b):
 
 @op("Gemm")
 def gemm(c: Call, a, b, bias=None):
+    alpha, beta = c.attr("alpha", 1.0), c.attr("beta", 1.0)
+    linear = c.attr("transB", 0) and not c.attr("transA", 0) and alpha == 1 and beta == 1
+    if linear and (bias is None or bias.dim() == 1):
+        return F.linear(a, b, bias)  # torch.nn.Linear's own op: one fused matmul and bias (forward and backward)
     a = a.t() if c.attr("transA", 0) else a
     b = b.t() if c.attr("transB", 0) else b
-    y = c.attr("alpha", 1.0) * (a @ b)
-    return y if bias is None else y + c.attr("beta", 1.0) * bias
+    y = a @ b if alpha == 1 else alpha * (a @ b)
+    return y if bias is None else y + (bias if beta == 1 else beta * bias)
 
 
 @op("Einsum")

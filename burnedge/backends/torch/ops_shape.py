@@ -9,6 +9,8 @@ the traced batch size, as `x.flatten(1)` traces, takes the batch of its input).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -35,8 +37,8 @@ def reshape(c: Call, x, shape=None):
 def flatten(c: Call, x):
     axis = c.attr("axis", 1)
     axis = axis + x.dim() if axis < 0 else axis
-    lead = int(np.prod(x.shape[:axis], dtype=np.int64))
-    return x.reshape(lead, -1) if x.numel() else x.reshape(lead, int(np.prod(x.shape[axis:], dtype=np.int64)))
+    lead = math.prod(x.shape[:axis])  # math, not numpy: torch.compile traces numpy calls as tensor ops
+    return x.reshape(lead, -1) if x.numel() else x.reshape(lead, math.prod(x.shape[axis:]))
 
 
 @op("Squeeze")

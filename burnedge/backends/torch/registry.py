@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +100,16 @@ class Call:
     node: Node
     graph: Graph
     training: bool = False  # the module's train() / eval() mode: BatchNormalization uses batch statistics
+    _ints: dict[int, list[int]] = field(default_factory=dict, repr=False)  # constant inputs as ints, read once
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False)  # what an op works out once per input shape
+
+    def __post_init__(self) -> None:
+        # the small integer constants (shapes, axes, pads) as ints now, in eager Python: torch.compile traces numpy
+        # calls as tensor ops, so reading them while it traces would break the graph at every int()
+        for i in range(len(self.node.inputs)):
+            data = self.const(i)
+            if data is not None and np.asarray(data).dtype.kind in "iub" and np.asarray(data).size <= 64:
+                self._ints[i] = [int(v) for v in np.asarray(data).reshape(-1)]
 
     @property
     def since(self) -> int:
@@ -119,9 +129,12 @@ class Call:
 
     def ints(self, i: int, tensor: torch.Tensor | None = None) -> list[int] | None:
         """Input i as a list of ints: from the graph when constant, else from its run-time tensor (None: absent)."""
+        if i in self._ints:
+            return list(self._ints[i])
         data = self.const(i)
         if data is not None:
-            return [int(v) for v in np.asarray(data).reshape(-1)]
+            self._ints[i] = [int(v) for v in np.asarray(data).reshape(-1)]
+            return list(self._ints[i])
         return None if tensor is None else [int(v) for v in tensor.reshape(-1).tolist()]
 
     def shape(self, i: int = 0) -> tuple[int, ...]:

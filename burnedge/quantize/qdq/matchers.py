@@ -17,6 +17,7 @@ import numpy as np
 from ...ir import Node
 from ...ops import tagged
 from ...ops.fixedpoint import add_multipliers, requant_multiplier
+from ...ops.interpreter import evaluate
 from ...passes._match import origin_of
 from ..accumulators import overflow_reason
 from ..qparams import QParams, quantize
@@ -222,17 +223,42 @@ def match_unary(f: Folder, node: Node) -> Match:
         return x
     if f.g.values[node.outputs[0]].shape != f.g.values[name].shape:
         return "its output is broadcast beyond its input"
+    links = [node]  # a chain of one-tensor float ops (GELU's Div -> Erf) is one table too
     tail = f.q_output(node, clamp=True)
+    while isinstance(tail, str) and len(links) < MAX_LUT_CHAIN:
+        nxt = _unary_reader(f, links[-1])
+        if nxt is None:
+            break
+        links.append(nxt)
+        tail = f.q_output(nxt, clamp=True)
     if isinstance(tail, str):
         return tail
     folded, y, lo, hi = tail
     out = lut_outputs(node, i, f.const, QParams(np.float32(x.scale), x.zero_point))
+    for prev, link in zip(links, links[1:]):
+        args = [out if n == prev.outputs[0] else f.const(n) for n in link.inputs]
+        out = np.asarray(evaluate(link, args)[0]).reshape(-1)
     if out.size != 256 or out.dtype.kind != "f":
         return "it does not map one value to one value"
     table = np.clip(quantize(out.astype(np.float32), QParams(np.float32(y.scale), y.zero_point)), lo, hi)
     lut = Node(burnedge_op("QLut"), node.name, [x.name], [y.name], {"table": table.astype(np.int8).tolist()})
-    lut.origin = origin_of([node, *folded])
-    return [lut], folded
+    lut.origin = origin_of([*links, *folded])
+    return [lut], [*links[1:], *folded]
+
+
+MAX_LUT_CHAIN = 8  # float ops one table may stand for
+
+
+def _unary_reader(f: Folder, node: Node) -> Node | None:
+    """The one reader of `node`'s output when it is a float elementwise op of that tensor alone (other inputs
+    1-element constants, the same shape): the next link of a table's chain."""
+    r = f.sole_reader(node.outputs[0])
+    if r is None or r.op.domain or "elementwise" not in r.op.tags or len([o for o in r.outputs if o]) != 1:
+        return None
+    acts = [n for n in r.inputs if n and f.g.values[n].data is None]
+    if acts != [node.outputs[0]] or any(f.g.values[n].data.size != 1 for n in r.inputs if n and n not in acts):
+        return None
+    return r if f.g.values[r.outputs[0]].shape == f.g.values[node.outputs[0]].shape else None
 
 
 def _match_movement(f: Folder, node: Node) -> Match:

@@ -26,7 +26,8 @@ def _dwc_row_floats(f: list[int]) -> int:
 
 def _qconv_geo(graph: Graph, node: Node) -> tuple[str, list[int], int] | None:
     """(kind, be_qconv_geo fields, NHWC flags), None for shapes the kernels do not take. Kinds: "dwc" (channels-last
-    depthwise, multiplier 1), "nhwc" (channels-last implicit GEMM, one group), "dw" (per-plane depthwise, other
+    depthwise, multiplier 1), "nhwc" (channels-last implicit GEMM, one group; also
+    between NCHW tensors for stems of <= 4 input channels), "dw" (per-plane depthwise, other
     multipliers; and multiplier 1 between NCHW tensors when even one output row of "dwc" overflows its band: wide
     rows of many channels, whose float copy would be MBs per thread), "gemm" (im2col + GEMM, any group)."""
     fields = conv_fields(graph, node)
@@ -40,7 +41,7 @@ def _qconv_geo(graph: Graph, node: Node) -> tuple[str, list[int], int] | None:
         flags = (1 if node.inputs[0] in nhwc else 0) | (2 if node.outputs[0] in nhwc else 0)
         if dw_mult1(fields, w) and (flags or _dwc_row_floats(fields) <= DWC_BAND_FLOATS):
             return "dwc", fields, flags
-        if flags:
+        if flags or (group == 1 and fields[1] <= 4):  # NCHW stems too: pixel rows beat im2col's byte gathers
             return "nhwc", fields, flags
     dw = w[1] == 1 and group > 1 and group == fields[1] and kernel[0] * kernel[1] <= DW_MAX_TAPS
     return ("dw" if dw else "gemm"), fields, flags

@@ -1,6 +1,8 @@
 /* The one place that reads the compiler's ISA macros: kernel sources test these names, never __AVX2__ & co.
  *
  *   BE_ISA_X86_AVX2  x86 with AVX2 and FMA                          -> kernels/x86/
+ *   BE_ISA_X86_VNNI512 ... and AVX-512 F/BW/VL with VNNI (vpdpbusd zmm: x86-64-v4 + VNNI, Zen 4, Ice Lake)
+ *   BE_ISA_X86_AVXVNNI ... and AVX-VNNI (the VEX vpdpbusd on ymm: Alder Lake, Zen 5) when VNNI512 is not there
  *   BE_ISA_NEON      ARM Advanced SIMD: aarch64, armv7 -mfpu=neon*  -> kernels/arm/
  *   BE_ISA_AARCH64   NEON in A64 (32 q registers, multiply by lane)
  *   BE_ISA_NEON_FMA  NEON with fused multiply-add (aarch64, armv7 neon-vfpv4)
@@ -18,6 +20,11 @@
 #ifndef BURNEDGE_PORTABLE
 #if defined(__AVX2__) && defined(__FMA__)
 #define BE_ISA_X86_AVX2 1
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__)
+#define BE_ISA_X86_VNNI512 1
+#elif defined(__AVXVNNI__)
+#define BE_ISA_X86_AVXVNNI 1
+#endif
 #endif
 #if defined(__ARM_NEON)
 #define BE_ISA_NEON 1

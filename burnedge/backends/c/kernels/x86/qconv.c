@@ -15,6 +15,58 @@
 #include "x86_qgemm.h"
 #include "qconv_im2col.h"
 
+#ifdef BE_X86_VNNI
+/* VNNI: the column panels are quads of unsigned bytes (activations + 128), the weight panel int8 quads with the
+ * corrections -128 * sum(w[r]) after them (the slice's 64 spare bytes), x86_qgemm.h. */
+#define PANEL_BYTES(K) be_qconv_pstride(K)
+
+/* rows 4kq .. 4kq+3 of a K x 16 block (row k at rows + k*ld) as a quad panel: dst[kq*64 + 4c + j] = row(4kq+j)[c]
+ * + 128 (byte unpacks, then 16-bit unpacks); rows past K are not read (0 there meets the weights' zero padding) */
+static void interleave(const int8_t *rows, long ld, long K, int8_t *dst) {
+    const __m128i flip = _mm_set1_epi8((char)0x80), z = _mm_setzero_si128();
+    for (long kq = 0; kq < (K + 3) / 4; kq++) {
+        __m128i v[4];
+        for (int j = 0; j < 4; j++)
+            v[j] = 4 * kq + j < K ? _mm_xor_si128(_mm_loadu_si128((const __m128i *)(rows + (4 * kq + j) * ld)), flip)
+                                  : z;
+        const __m128i t0 = _mm_unpacklo_epi8(v[0], v[1]), t1 = _mm_unpackhi_epi8(v[0], v[1]);
+        const __m128i t2 = _mm_unpacklo_epi8(v[2], v[3]), t3 = _mm_unpackhi_epi8(v[2], v[3]);
+        int8_t *d = dst + kq * 64;
+        _mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi16(t0, t2));
+        _mm_storeu_si128((__m128i *)(d + 16), _mm_unpackhi_epi16(t0, t2));
+        _mm_storeu_si128((__m128i *)(d + 32), _mm_unpacklo_epi16(t1, t3));
+        _mm_storeu_si128((__m128i *)(d + 48), _mm_unpackhi_epi16(t1, t3));
+    }
+}
+
+/* the int16-pair weight panel as int8 quads (quad kq of row r: pairs 2kq and 2kq+1; an odd last pair alone) and the
+ * rows' corrections */
+static inline __attribute__((always_inline)) void weight_panel(const int16_t *wp, long k2, int8_t *aq) {
+    const long kq = (k2 + 1) / 2;
+    uint32_t sum[BE_QMR] = {0};
+    for (long q = 0; q < kq; q++)
+        for (int r = 0; r < BE_QMR; r++)
+            for (int j = 0; j < 4; j++) {
+                const long kp = 2 * q + j / 2;
+                const int8_t w = kp < k2 ? (int8_t)wp[(kp * BE_QMR + r) * 2 + (j & 1)] : 0;
+                aq[(q * BE_QMR + r) * 4 + j] = w;
+                sum[r] += (uint32_t)(int32_t)w;
+            }
+    int32_t corr[BE_QMR];
+    for (int r = 0; r < BE_QMR; r++) corr[r] = (int32_t)(0u - 128u * sum[r]);
+    memcpy(aq + kq * BE_QMR * 4, corr, sizeof corr);
+}
+
+static inline __attribute__((always_inline)) void panel_tile(long k2, const int16_t *wp, const int8_t *aq,
+                                                            const int8_t *b, int mr, int nr, int8_t *y, long ldy,
+                                                            const be_qepi *e, long i0, long j0) {
+    (void)wp;
+    const long kq = (k2 + 1) / 2;
+    int32_t corr[BE_QMR];
+    memcpy(corr, aq + kq * BE_QMR * 4, sizeof corr);
+    be_qvnni_tile_quads(kq, (const int32_t *)aq, corr, (const uint8_t *)b, mr, nr, y, ldy, e, i0, j0);
+}
+#else
 /* rows (2kp, 2kp+1) of a K x 16 block (row k at rows + k*ld) interleaved into a B panel */
 #define PANEL_BYTES(K) (((K) + 1) / 2 * 32)
 static void interleave(const int8_t *rows, long ld, long K, int8_t *dst) {
@@ -39,5 +91,7 @@ static inline __attribute__((always_inline)) void panel_tile(long k2, const int1
     (void)aq;
     be_qgemm_tile(k2, wp, b, mr, nr, y, ldy, e, i0, j0);
 }
+
+#endif
 
 #include "qconv_loops.h"

@@ -59,43 +59,7 @@ static inline __attribute__((always_inline)) void tile_avx2(const int rows, cons
     }
 #undef QSTEP
     const __m256i acc[BE_QMR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
-    const __m256i zp16 = _mm256_set1_epi16((int16_t)e->zp);
-    const __m128i lo = _mm_set1_epi8((int8_t)e->lo), hi = _mm_set1_epi8((int8_t)e->hi);
-    be_rqv col0, col1;
-    __m256i cb0 = _mm256_setzero_si256(), cb1 = cb0;
-    if (e->per_col) {
-        const __m256i *mp = (const __m256i *)(e->mult + j0), *sp = (const __m256i *)(e->shift + j0);
-        const __m256i *lp = (const __m256i *)(e->lim + j0);
-        col0 = be_rqv_make(_mm256_loadu_si256(mp), _mm256_loadu_si256(sp), _mm256_loadu_si256(lp));
-        if (NB > 1)
-            col1 = be_rqv_make(_mm256_loadu_si256(mp + 1), _mm256_loadu_si256(sp + 1), _mm256_loadu_si256(lp + 1));
-        if (e->bias) {
-            cb0 = _mm256_loadu_si256((const __m256i *)(e->bias + j0));
-            if (NB > 1) cb1 = _mm256_loadu_si256((const __m256i *)(e->bias + j0 + 8));
-        }
-    }
-    for (int r = 0; r < rows; r++) {
-        __m128i out;
-        if (e->per_col) {
-            const __m256i t0 = be_rq8(_mm256_add_epi32(acc[r][0], cb0), &col0);
-            out = be_rq_pack16(t0, NB > 1 ? be_rq8(_mm256_add_epi32(acc[r][1], cb1), &col1) : t0, zp16, lo, hi);
-        } else {
-            const long ch = i0 + r;
-            const be_rqv q = be_rqv_bcast(e->mult[ch], e->shift[ch], e->lim[ch]);
-            const __m256i bb = _mm256_set1_epi32(e->bias ? e->bias[ch] : 0);
-            const __m256i t0 = be_rq8(_mm256_add_epi32(acc[r][0], bb), &q);
-            out = be_rq_pack16(t0, NB > 1 ? be_rq8(_mm256_add_epi32(acc[r][1], bb), &q) : t0, zp16, lo, hi);
-        }
-        if (NB == 1 && nr == 8) {
-            _mm_storel_epi64((__m128i *)(y + r * ldy), out);
-        } else if (nr == BE_QNR) {
-            _mm_storeu_si128((__m128i *)(y + r * ldy), out);
-        } else {
-            int8_t t[16];
-            _mm_storeu_si128((__m128i *)t, out);
-            memcpy(y + r * ldy, t, (size_t)nr);
-        }
-    }
+    be_qtile_store(acc, rows, NB, nr, y, ldy, e, i0, j0);
 }
 
 void be_qgemm_tile(long k2, const int16_t *a, const int8_t *b, int mr, int nr, int8_t *y, long ldy,
@@ -182,11 +146,83 @@ static void pack_a_rows(const int8_t *a, long lda, long K, long kread, int32_t z
     }
 }
 
+#ifdef BE_X86_VNNI
+/* 16 k of the 6 rows at a time: a 6 x 4 transpose of int32 quads (unpacks, then 4 + 2 lanes per quad row); row sums
+ * from _mm_sad_epu8 on the sign-flipped bytes (sum(a + 128) - 128 * 16 per block). Rows past mr are not read
+ * (the tile never reads their lanes); the last K % 16 bytes go one by one, zero-padded to a quad. */
+void be_qvnni_pack_a(const int8_t *a, long lda, long K, int mr, int32_t *aq, int32_t *corr) {
+    const long k16 = K / 16, kq = (K + 3) / 4;
+    const __m128i flip = _mm_set1_epi8((char)0x80), z = _mm_setzero_si128();
+    __m128i sum[BE_QMR];
+    for (int r = 0; r < BE_QMR; r++) sum[r] = z;
+    for (long b = 0; b < k16; b++) {
+        __m128i x[BE_QMR];
+        for (int r = 0; r < BE_QMR; r++) {
+            x[r] = r < mr ? _mm_loadu_si128((const __m128i *)(a + r * lda + 16 * b)) : z;
+            sum[r] = _mm_add_epi64(sum[r], _mm_sad_epu8(_mm_xor_si128(x[r], flip), z));
+        }
+        const __m128i t0 = _mm_unpacklo_epi32(x[0], x[1]), t1 = _mm_unpackhi_epi32(x[0], x[1]);
+        const __m128i t2 = _mm_unpacklo_epi32(x[2], x[3]), t3 = _mm_unpackhi_epi32(x[2], x[3]);
+        const __m128i t4 = _mm_unpacklo_epi32(x[4], x[5]), t5 = _mm_unpackhi_epi32(x[4], x[5]);
+        int32_t *d = aq + 4 * b * BE_QMR;
+        _mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi64(t0, t2));
+        _mm_storel_epi64((__m128i *)(d + 4), t4);
+        _mm_storeu_si128((__m128i *)(d + 6), _mm_unpackhi_epi64(t0, t2));
+        _mm_storel_epi64((__m128i *)(d + 10), _mm_unpackhi_epi64(t4, t4));
+        _mm_storeu_si128((__m128i *)(d + 12), _mm_unpacklo_epi64(t1, t3));
+        _mm_storel_epi64((__m128i *)(d + 16), t5);
+        _mm_storeu_si128((__m128i *)(d + 18), _mm_unpackhi_epi64(t1, t3));
+        _mm_storel_epi64((__m128i *)(d + 22), _mm_unpackhi_epi64(t5, t5));
+    }
+    for (int r = 0; r < mr; r++) {
+        const int8_t *s = a + r * lda;
+        uint32_t t = (uint32_t)(_mm_cvtsi128_si64(sum[r]) + _mm_extract_epi64(sum[r], 1)) - 2048u * (uint32_t)k16;
+        for (long q = 4 * k16; q < kq; q++) {
+            int8_t quad[4] = {0, 0, 0, 0};
+            for (long k = 4 * q; k < K && k < 4 * q + 4; k++) quad[k - 4 * q] = s[k], t += (uint32_t)(int32_t)s[k];
+            memcpy(aq + q * BE_QMR + r, quad, 4);
+        }
+        corr[r] = (int32_t)(0u - 128u * t);
+    }
+}
+
+/* be_qgemm_i8 / be_qgemm_panel on the VNNI tile: A (raw int8, a_zp == 0) packed as quads, its corrections
+ * after them (in a thread's slice, k2 * 24 bytes: quads take kq * 24, and kq + 1 <= k2 once K >= 3); a pair of
+ * column panels per tile where the build's tile takes 32 columns (`q` then skips the second). */
+#define QG_A_QUADS (a_zp == 0 && K >= 3)
+#define QG_PACK_QUADS()                                                                                          \
+    if (quads)                                                                                                   \
+        be_qvnni_pack_a(a + i0 * lda, lda, K, mr, (int32_t *)ap, (int32_t *)ap + (K + 3) / 4 * BE_QMR);          \
+    else
+#define QG_TILE_QUADS()                                                                                          \
+    if (quads) {                                                                                                 \
+        const int two = BE_QVNNI_COLS > 16 && q + 1 < q1;                                                        \
+        be_qvnni_tile_pairs(k2, (const int32_t *)ap, (const int32_t *)ap + (K + 3) / 4 * BE_QMR,                 \
+                            bpack + q * k2 * 32, mr, two ? (int)(N - j0 < 32 ? N - j0 : 32) : nr,                \
+                            y + i0 * ldy + j0, ldy, e, i0, j0);                                                  \
+        q += two;                                                                                                \
+        continue;                                                                                                \
+    }
+#define QG_PANEL_PACK()                                                                                          \
+    ((void)kread, be_qvnni_pack_a(a, lda, K, mr, (int32_t *)apanel, (int32_t *)apanel + (K + 3) / 4 * BE_QMR))
+#define QG_PANEL_TILE() q += panel_tile_vnni(k2, K, apanel, bpack, q, np, N, mr, y, ldy, e, i0)
+
+/* one tile of be_qgemm_panel from column panel q (two when the tile takes them): how many panels past q it used */
+static inline long panel_tile_vnni(long k2, long K, const void *apanel, const int8_t *bpack, long q, long np, long N,
+                                   int mr, int8_t *y, long ldy, const be_qepi *e, long i0) {
+    const long j0 = q * BE_QNR, two = BE_QVNNI_COLS > 16 && q + 1 < np, left = N - j0;
+    const int nr = (int)(left < BE_QNR * (1 + two) ? left : BE_QNR * (1 + two));
+    const int32_t *aq = (const int32_t *)apanel;
+    be_qvnni_tile_pairs(k2, aq, aq + (K + 3) / 4 * BE_QMR, bpack + q * k2 * 32, mr, nr, y + j0, ldy, e, i0, j0);
+    return two;
+}
+#else
 /* no quad path: int16-pair panels and be_qgemm_tile everywhere (qgemm_loops.h) */
 #define QG_A_QUADS 0
 #define QG_PACK_QUADS()
 #define QG_TILE_QUADS()
 #define QG_PANEL_PACK() pack_a_rows(a, lda, K, kread, 0, mr, (int16_t *)apanel)
 #define QG_PANEL_TILE() be_qgemm_tile(k2, (const int16_t *)apanel, bpack + q * k2 * 32, mr, nr, y + j0, ldy, e, i0, j0)
+#endif
 
 #include "qgemm_loops.h"

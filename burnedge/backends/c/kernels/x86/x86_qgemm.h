@@ -50,4 +50,112 @@ static inline __attribute__((always_inline)) __m128i be_rq_pack16(__m256i t0, __
     return _mm_min_epi8(_mm_max_epi8(b, lo), hi);
 }
 
+/* The epilogue of an int32 tile (the AVX2 and VNNI tiles share it): rows x (8 * NB) accumulators acc[r][half]
+ * (columns 0-7, 8-15) + bias (per row or per column), requantised 8 lanes at a time (`be_rq8`), packed to int8
+ * with saturation, clamped to [lo, hi]; the first nr columns of each row stored at y + r*ldy. */
+static inline __attribute__((always_inline)) void be_qtile_store(const __m256i acc[BE_QMR][2], const int rows,
+                                                                const int NB, int nr, int8_t *y, long ldy,
+                                                                const be_qepi *e, long i0, long j0) {
+    const __m256i zp16 = _mm256_set1_epi16((int16_t)e->zp);
+    const __m128i lo = _mm_set1_epi8((int8_t)e->lo), hi = _mm_set1_epi8((int8_t)e->hi);
+    be_rqv col0, col1;
+    __m256i cb0 = _mm256_setzero_si256(), cb1 = cb0;
+    if (e->per_col) {
+        const __m256i *mp = (const __m256i *)(e->mult + j0), *sp = (const __m256i *)(e->shift + j0);
+        const __m256i *lp = (const __m256i *)(e->lim + j0);
+        col0 = be_rqv_make(_mm256_loadu_si256(mp), _mm256_loadu_si256(sp), _mm256_loadu_si256(lp));
+        if (NB > 1)
+            col1 = be_rqv_make(_mm256_loadu_si256(mp + 1), _mm256_loadu_si256(sp + 1), _mm256_loadu_si256(lp + 1));
+        if (e->bias) {
+            cb0 = _mm256_loadu_si256((const __m256i *)(e->bias + j0));
+            if (NB > 1) cb1 = _mm256_loadu_si256((const __m256i *)(e->bias + j0 + 8));
+        }
+    }
+    for (int r = 0; r < rows; r++) {
+        __m128i out;
+        if (e->per_col) {
+            const __m256i t0 = be_rq8(_mm256_add_epi32(acc[r][0], cb0), &col0);
+            out = be_rq_pack16(t0, NB > 1 ? be_rq8(_mm256_add_epi32(acc[r][1], cb1), &col1) : t0, zp16, lo, hi);
+        } else {
+            const long ch = i0 + r;
+            const be_rqv q = be_rqv_bcast(e->mult[ch], e->shift[ch], e->lim[ch]);
+            const __m256i bb = _mm256_set1_epi32(e->bias ? e->bias[ch] : 0);
+            const __m256i t0 = be_rq8(_mm256_add_epi32(acc[r][0], bb), &q);
+            out = be_rq_pack16(t0, NB > 1 ? be_rq8(_mm256_add_epi32(acc[r][1], bb), &q) : t0, zp16, lo, hi);
+        }
+        if (NB == 1 && nr == 8) {
+            _mm_storel_epi64((__m128i *)(y + r * ldy), out);
+        } else if (nr == BE_QNR) {
+            _mm_storeu_si128((__m128i *)(y + r * ldy), out);
+        } else {
+            int8_t t[16];
+            _mm_storeu_si128((__m128i *)t, out);
+            memcpy(y + r * ldy, t, (size_t)nr);
+        }
+    }
+}
+
+#ifdef BE_ISA_X86_VNNI512 /* AVX-512 F/BW/VL are there too */
+/* be_rq8 of x86_qgemm.h on 16 lanes (the same steps: clamp, 64-bit products biased by 2^62, flooring shifts) */
+typedef struct {
+    __m512i m, mo, se, so, re, ro, c, lim, nlim;
+} be_rqv16;
+
+static inline __attribute__((always_inline)) be_rqv16 be_rqv16_make(__m512i m, __m512i s, __m512i lim) {
+    const __m512i one = _mm512_set1_epi64(1), off = _mm512_set1_epi64((int64_t)1 << 62);
+    be_rqv16 r;
+    r.m = m;
+    r.mo = _mm512_srli_epi64(m, 32);
+    r.se = _mm512_mask_blend_epi32(0xAAAA, s, _mm512_setzero_si512());
+    r.so = _mm512_srli_epi64(s, 32);
+    r.re = _mm512_add_epi64(_mm512_sllv_epi64(one, _mm512_sub_epi64(r.se, one)), off);
+    r.ro = _mm512_add_epi64(_mm512_sllv_epi64(one, _mm512_sub_epi64(r.so, one)), off);
+    r.c = _mm512_sllv_epi32(_mm512_set1_epi32(1), _mm512_sub_epi32(_mm512_set1_epi32(62), s));
+    r.lim = lim;
+    r.nlim = _mm512_sub_epi32(_mm512_setzero_si512(), lim);
+    return r;
+}
+
+static inline __attribute__((always_inline)) __m512i be_rq16(__m512i acc, const be_rqv16 *r) {
+    acc = _mm512_min_epi32(_mm512_max_epi32(acc, r->nlim), r->lim);
+    __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(acc, r->m), r->re);
+    __m512i po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(acc, 32), r->mo), r->ro);
+    pe = _mm512_srlv_epi64(pe, r->se);
+    po = _mm512_srlv_epi64(po, r->so);
+    return _mm512_sub_epi32(_mm512_mask_blend_epi32(0xAAAA, pe, _mm512_slli_epi64(po, 32)), r->c);
+}
+#endif
+
+#if defined(BE_ISA_X86_VNNI512) || defined(BE_ISA_X86_AVXVNNI)
+/* The VNNI path (qvnni512.c: vpdpbusd on zmm, qavxvnni.c: its VEX form on ymm; one of them per build).
+ *
+ * vpdpbusd multiplies unsigned bytes by signed bytes, 4 per int32 lane, and adds the 4 products (each in
+ * [-32640, 32385]) to the lane without saturation: exact, like the int16 tile. The weights take the unsigned
+ * side as u = w + 128 (a flipped sign bit, in [0, 255]), the activations stay raw int8, so
+ *     sum_k a(k) * w(k) = sum_k a(k) * u(k) - 128 * sum_k a(k),
+ * and the second term (`corr`, per row of A, wrapping int32) is computed where A is packed; NCHW convs swap the
+ * roles (qconv.c: activations flipped, the weights' row sums). Both sums wrap modulo 2^32 like the int16 tile's,
+ * so the result is the same whenever the exact sum fits int32 (which the spec requires).
+ * A panel: aq[kq * BE_QMR + r] = the 4 bytes A(r, 4kq .. 4kq+3) as one int32, zero past K; corr[r].
+ */
+#define BE_X86_VNNI 1
+#ifdef BE_ISA_X86_VNNI512
+#define BE_QVNNI_COLS 32 /* columns a pair tile can take: two B panels */
+#else
+#define BE_QVNNI_COLS 16
+#endif
+
+/* rows r < mr of raw int8 A (row r at a + r*lda, K bytes read) as a VNNI A panel and its corrections */
+void be_qvnni_pack_a(const int8_t *a, long lda, long K, int mr, int32_t *aq, int32_t *corr);
+
+/* Y(mr x nr) = epilogue(A panel * B + corr): B as k2 int8-pair rows of B panels (qgemm.h), nr <= BE_QVNNI_COLS
+ * (past 16 columns: the next panel, k2 * 32 bytes further); the tile flips the weights' sign bits itself. */
+void be_qvnni_tile_pairs(long k2, const int32_t *aq, const int32_t *corr, const int8_t *b, int mr, int nr, int8_t *y,
+                         long ldy, const be_qepi *e, long i0, long j0);
+
+/* the same with B as kq quads of unsigned bytes (activations + 128) of one 16-column panel: b[kq*64 + 4c + j] */
+void be_qvnni_tile_quads(long kq, const int32_t *aq, const int32_t *corr, const uint8_t *b, int mr, int nr,
+                         int8_t *y, long ldy, const be_qepi *e, long i0, long j0);
+#endif
+
 #endif

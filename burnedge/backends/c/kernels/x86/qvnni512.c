@@ -1,0 +1,127 @@
+/* The int8 tiles on AVX-512 VNNI (vpdpbusd on zmm: 64 exact multiply-adds per instruction); x86_qgemm.h has the
+ * arithmetic (weights flipped to unsigned, the row-sum correction) and the A panel layout. Built only where the
+ * compiler has AVX-512 F/BW/VL and VNNI (isa.h BE_ISA_X86_VNNI512); else this file is empty.
+ *
+ * Tile (pairs, be_qgemm_i8 / be_qgemm_panel): 6 rows x 32 columns in 12 zmm accumulators. Per K quad and column
+ * panel: one 64-byte load (pair rows 2kq, 2kq+1 of 16 columns), a vpermw that makes them 16 quads, a sign-bit
+ * flip, then per row one broadcast A quad and one vpdpbusd. An odd last pair row is loaded alone (masked: nothing
+ * past the panel is read). Tile (quads, NCHW convs): 6 rows x 16 columns, B quads loaded as they are.
+ * Epilogue: + corr[r] + bias, the requantisation rule on 16 lanes (be_rq8's steps on zmm), narrowed with
+ * saturation, masked stores for column tails.
+ */
+#include "x86_qgemm.h"
+
+#ifdef BE_ISA_X86_VNNI512
+
+/* word w of the result = word (w & 1) * 16 + w / 2 of the pair rows: quad c = (pair c of row 2kq, pair c of 2kq+1) */
+static const int16_t PAIR_TO_QUAD[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
+                                         8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+
+/* 16 columns of `rows` accumulator rows + corr[r] + bias, requantised, saturated to int16 (vpmovsdw), + zp with
+ * int16 saturation, to int8 (vpmovswb), clamped to [lo, hi]: be_rq_pack16's steps in order */
+static inline __attribute__((always_inline)) void store_rows(const int rows, const __m512i c[BE_QMR],
+                                                             const int32_t *corr, int nr, int8_t *y, long ldy,
+                                                             const be_qepi *e, long i0, long j0) {
+    const __m256i zp16 = _mm256_set1_epi16((int16_t)e->zp);
+    const __m128i lo = _mm_set1_epi8((int8_t)e->lo), hi = _mm_set1_epi8((int8_t)e->hi);
+    const __mmask16 keep = (__mmask16)((1u << nr) - 1u);
+    be_rqv16 col;
+    __m512i cb = _mm512_setzero_si512();
+    if (e->per_col) {
+        col = be_rqv16_make(_mm512_loadu_si512((const void *)(e->mult + j0)),
+                            _mm512_loadu_si512((const void *)(e->shift + j0)),
+                            _mm512_loadu_si512((const void *)(e->lim + j0)));
+        if (e->bias) cb = _mm512_loadu_si512((const void *)(e->bias + j0));
+    }
+    for (int r = 0; r < rows; r++) {
+        __m512i t;
+        if (e->per_col) {
+            t = be_rq16(_mm512_add_epi32(_mm512_add_epi32(c[r], cb), _mm512_set1_epi32(corr[r])), &col);
+        } else {
+            const long ch = i0 + r;
+            const be_rqv16 q = be_rqv16_make(_mm512_set1_epi32(e->mult[ch]), _mm512_set1_epi32(e->shift[ch]),
+                                     _mm512_set1_epi32(e->lim[ch]));
+            const int32_t bias = e->bias ? e->bias[ch] : 0;
+            t = be_rq16(_mm512_add_epi32(c[r], _mm512_set1_epi32((int32_t)((uint32_t)bias + (uint32_t)corr[r]))), &q);
+        }
+        const __m256i p = _mm256_adds_epi16(_mm512_cvtsepi32_epi16(t), zp16);
+        const __m128i out = _mm_min_epi8(_mm_max_epi8(_mm256_cvtsepi16_epi8(p), lo), hi);
+        if (nr == BE_QNR)
+            _mm_storeu_si128((__m128i *)(y + r * ldy), out);
+        else
+            _mm_mask_storeu_epi8(y + r * ldy, keep, out);
+    }
+}
+
+/* QUADS: B is kq quad rows of unsigned bytes (64 per row); else k2 pair rows (32 per row) of NB panels */
+static inline __attribute__((always_inline)) void tile(const int rows, const int NB, const int QUADS, long kb,
+                                                       const int32_t *aq, const int32_t *corr, const int8_t *b,
+                                                       int nr, int8_t *y, long ldy, const be_qepi *e, long i0,
+                                                       long j0) {
+    const __m512i z = _mm512_setzero_si512(), flip = _mm512_set1_epi8((char)0x80);
+    const __m512i perm = _mm512_loadu_si512((const void *)PAIR_TO_QUAD);
+    __m512i c0 = z, c1 = z, c2 = z, c3 = z, c4 = z, c5 = z, d0 = z, d1 = z, d2 = z, d3 = z, d4 = z, d5 = z;
+    const long kq = QUADS ? kb : (kb + 1) / 2, whole = QUADS ? kb : kb / 2;
+    const int8_t *b1 = b + kb * 32;
+#define VSTEP(R, C, D)                                                                                           \
+    if (rows > R) {                                                                                              \
+        const __m512i av = _mm512_set1_epi32(ap[R]);                                                             \
+        C = _mm512_dpbusd_epi32(C, v0, av);                                                                      \
+        if (NB > 1) D = _mm512_dpbusd_epi32(D, v1, av);                                                          \
+    }
+#define VSTEPS()                                                                                                 \
+    VSTEP(0, c0, d0) VSTEP(1, c1, d1) VSTEP(2, c2, d2) VSTEP(3, c3, d3) VSTEP(4, c4, d4) VSTEP(5, c5, d5)
+    for (long q = 0; q < kq; q++) {
+        const int32_t *ap = aq + q * BE_QMR;
+        __m512i v0, v1 = z;
+        if (QUADS) {
+            v0 = _mm512_loadu_si512((const void *)(b + q * 64));
+        } else if (q < whole) {
+            v0 = _mm512_xor_si512(_mm512_permutexvar_epi16(perm, _mm512_loadu_si512((const void *)(b + q * 64))), flip);
+            if (NB > 1)
+                v1 = _mm512_xor_si512(_mm512_permutexvar_epi16(perm, _mm512_loadu_si512((const void *)(b1 + q * 64))),
+                                      flip);
+        } else { /* the odd last pair row alone */
+            const __mmask64 half = 0xFFFFFFFFull;
+            v0 = _mm512_xor_si512(_mm512_permutexvar_epi16(perm, _mm512_maskz_loadu_epi8(half, b + q * 64)), flip);
+            if (NB > 1)
+                v1 = _mm512_xor_si512(_mm512_permutexvar_epi16(perm, _mm512_maskz_loadu_epi8(half, b1 + q * 64)), flip);
+        }
+        VSTEPS()
+    }
+#undef VSTEPS
+#undef VSTEP
+    __m512i c[BE_QMR] = {c0, c1, c2, c3, c4, c5};
+    store_rows(rows, c, corr, nr < BE_QNR ? nr : BE_QNR, y, ldy, e, i0, j0);
+    if (NB > 1 && nr > BE_QNR) {
+        __m512i d[BE_QMR] = {d0, d1, d2, d3, d4, d5};
+        store_rows(rows, d, corr, nr - BE_QNR, y + BE_QNR, ldy, e, i0, j0 + BE_QNR);
+    }
+}
+
+#define BE_QVNNI_ROWS(NB, QUADS)                                                                                 \
+    switch (mr) {                                                                                                \
+    case 6: tile(6, NB, QUADS, kb, aq, corr, b, nr, y, ldy, e, i0, j0); return;                                  \
+    case 5: tile(5, NB, QUADS, kb, aq, corr, b, nr, y, ldy, e, i0, j0); return;                                  \
+    case 4: tile(4, NB, QUADS, kb, aq, corr, b, nr, y, ldy, e, i0, j0); return;                                  \
+    case 3: tile(3, NB, QUADS, kb, aq, corr, b, nr, y, ldy, e, i0, j0); return;                                  \
+    case 2: tile(2, NB, QUADS, kb, aq, corr, b, nr, y, ldy, e, i0, j0); return;                                  \
+    default: tile(1, NB, QUADS, kb, aq, corr, b, nr, y, ldy, e, i0, j0); return;                                 \
+    }
+
+void be_qvnni_tile_pairs(long k2, const int32_t *aq, const int32_t *corr, const int8_t *bp, int mr, int nr, int8_t *y,
+                         long ldy, const be_qepi *e, long i0, long j0) {
+    const long kb = k2;
+    const int8_t *b = bp;
+    if (nr > BE_QNR) BE_QVNNI_ROWS(2, 0)
+    BE_QVNNI_ROWS(1, 0)
+}
+
+void be_qvnni_tile_quads(long kq, const int32_t *aq, const int32_t *corr, const uint8_t *bq, int mr, int nr,
+                         int8_t *y, long ldy, const be_qepi *e, long i0, long j0) {
+    const long kb = kq;
+    const int8_t *b = (const int8_t *)bq;
+    BE_QVNNI_ROWS(1, 1)
+}
+
+#endif
