@@ -40,12 +40,33 @@ def norm_rows(ctx: Ctx, node: Node) -> tuple[tuple[int, ...], int, int, int]:
 @lower("Softmax", "LogSoftmax")
 def softmax(ctx: Ctx, node: Node) -> str:
     x, y = node.inputs[0], node.outputs[0]
-    ctx.require(ctx.dtype(x) == np.float32, f"no C {node.op_type} on {ctx.dtype(x)}")
+    ctx.require(ctx.dtype(x) in (np.float32, np.float64), f"no C {node.op_type} on {ctx.dtype(x)}")
     if ctx.size(x) == 0:
         return "/* empty */"
     outer, n, inner = softmax_axes(ctx, node, ctx.shape(x))
     log_ = int(node.op_type == "LogSoftmax")
+    if ctx.dtype(x) == np.float64:
+        return _softmax_f64(ctx.tensor(x), ctx.tensor(y), outer, n, inner, log_)
     return f"{kernel('be_softmax_f32')}({ctx.tensor(x)}, {ctx.tensor(y)}, {outer}, {n}, {inner}, {log_}, threads);"
+
+
+def _softmax_f64(x: str, y: str, outer: int, n: int, inner: int, log_: int) -> str:
+    """float64 (Log)Softmax in double, one strided row at a time: exp(x - max) / sum, or x - max - log(sum)."""
+    out = "v - mx - log(s)" if log_ else "exp(v - mx) / s"
+    return "\n".join([
+        "{",
+        f"  const double *xp = {x};",
+        f"  double *yp = {y};",
+        f"  for (long o = 0; o < {outer}; o++)",
+        f"    for (long i = 0; i < {inner}; i++) {{",
+        f"      const double *r = xp + o * {n * inner} + i;",
+        f"      double *w = yp + o * {n * inner} + i, mx = -INFINITY, s = 0.0;",
+        f"      for (long j = 0; j < {n}; j++) if (r[j * {inner}] > mx) mx = r[j * {inner}];",
+        f"      for (long j = 0; j < {n}; j++) s += exp(r[j * {inner}] - mx);",
+        f"      for (long j = 0; j < {n}; j++) {{ const double v = r[j * {inner}]; w[j * {inner}] = {out}; }}",
+        "    }",
+        "}",
+    ])  # fmt: skip
 
 
 def _vector(ctx: Ctx, name: str, shape: tuple[int, ...], what: str) -> str:
