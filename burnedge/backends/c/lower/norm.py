@@ -1,5 +1,5 @@
-"""Normalisation lowerings: Softmax, LogSoftmax, LayerNormalization, BatchNormalization (inference),
-InstanceNormalization, GroupNormalization, LpNormalization and LRN.
+"""Normalisation lowerings: Softmax, LogSoftmax, LayerNormalization, BatchNormalization (inference with constant
+parameters; batch_norm.py does the rest), InstanceNormalization, GroupNormalization, LpNormalization and LRN.
 
 Softmax and LogSoftmax before opset 13 see the input as 2D at `axis` (rows of prod(shape[axis:])); from 13 they
 normalise one axis. BatchNormalization folds its four constant vectors into k = scale / sqrt(var + eps) and
@@ -16,6 +16,7 @@ import numpy as np
 
 from ....ir import Node
 from . import Ctx, lower
+from .batch_norm import batch_norm_general, needs_general
 from .reduce import attr, flit, kernel, norm_axis, split
 
 
@@ -109,11 +110,10 @@ def layer_normalization(ctx: Ctx, node: Node) -> str:
 @lower("BatchNormalization")
 def batch_normalization(ctx: Ctx, node: Node) -> str:
     x, y = node.inputs[0], node.outputs[0]
+    if needs_general(ctx, node):
+        return batch_norm_general(ctx, node)
     ctx.require(ctx.dtype(x) == np.float32, f"no C BatchNormalization on {ctx.dtype(x)}")
-    ctx.require(not attr(node, "training_mode", 0), "training mode")
-    ctx.require(len([o for o in node.outputs if o]) == 1, "only inference (one output)")
     params = [ctx.const(n) for n in node.inputs[1:5]]
-    ctx.require(all(p is not None for p in params), "scale, B, mean and var must be constants")
     shape = ctx.shape(x)
     ctx.require(len(shape) >= 2, "an input of rank < 2")
     if attr(node, "spatial", 1):
