@@ -37,3 +37,21 @@ def test_roi_align_opset10_and_bad_batch_index():
     feeds["idx"] = np.array([0, 2, 0, 0], np.int64)
     with pytest.raises(BurnedgeError, match="returned error 2"):  # batch index 2 of 2 images
         run_c(one_node_model(node, feeds, TensorProto.FLOAT, 10), feeds)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("group", "og", "masked"), [(1, 1, False), (2, 2, True), (1, 2, True)])
+def test_deform_conv(group, og, masked, dtype):
+    n, c, m, k = 2, 4, 6, (3, 2)
+    out = (4, 6)  # (7 + 2 - 3) // 2 + 1 = 4 rows of stride 2; 6 + 1 - 2 + 1 = 6 columns
+    feeds = {"x": RNG.standard_normal((n, c, 7, 6)).astype(dtype),
+             "w": RNG.standard_normal((m, c // group, *k)).astype(dtype),
+             "offset": (RNG.standard_normal((n, og * 6 * 2, *out)) * 1.5).astype(dtype),
+             "b": RNG.standard_normal(m).astype(dtype)}  # fmt: skip
+    inputs = ["x", "w", "offset", "b"]
+    if masked:
+        feeds["mask"] = RNG.random((n, og * 6, *out)).astype(dtype)
+        inputs.append("mask")
+    node = helper.make_node("DeformConv", inputs, ["y"], group=group, offset_group=og, strides=[2, 1],
+                            pads=[1, 0, 1, 1], dilations=[1, 1])  # fmt: skip
+    check_node(node, feeds, 19, tol=1e-4 if dtype == np.float32 else 1e-10)
