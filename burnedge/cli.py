@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import re
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -14,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import cli_bundle, cli_inputs, cli_inspect, cli_targets, cli_trust, cli_zoo
+from . import cli_bundle, cli_inputs, cli_inspect, cli_ops, cli_targets, cli_trust, cli_zoo
 from .bundle import looks_like
 from .cli_inputs import UsageError, fmt_shape
 from .errors import BurnedgeError
@@ -98,69 +96,6 @@ def cmd_run(a: argparse.Namespace) -> int:
     if a.output_dir:
         print(f"wrote {len(outs)} output(s) to {a.output_dir}")
     return 0
-
-
-def cmd_ops(a: argparse.Namespace) -> int:
-    import onnx
-
-    from .backends import available, get
-    from .ir import Node
-    from .ops import all_ops
-
-    backends = {name: get(name) for name in available()}
-    rows: dict[str, dict[str, Any]] = {}
-    newest = {}
-    for d in all_ops():  # sorted by opset: the last version of each op is its newest
-        row = rows.setdefault(
-            d.key, {"op": d.key, "versions": [], "backends": [], "why_not": {}, "via": {}, "dtypes": []}
-        )
-        row["versions"].append(d.since)
-        newest[d.key] = d
-        try:
-            schema = onnx.defs.get_schema(d.name, onnx.defs.onnx_opset_version(), d.domain)
-            types = {_TENSOR.sub(r"\1", t) for c in schema.type_constraints for t in c.allowed_type_strs}
-            row["dtypes"] = sorted(types)  # "float", "seq(float)", "optional(seq(float))"
-        except onnx.defs.SchemaError:
-            pass
-    for key, row in rows.items():  # each backend says itself whether it runs the op's newest version, or why not
-        probe = Node(op=newest[key], name=key, inputs=[], outputs=[])
-        for name, backend in backends.items():
-            why = backend.supports(probe)
-            if why is None:
-                row["backends"].append(name)
-                if backend.via(probe):
-                    row["via"][name] = backend.via(probe)
-            else:
-                row["why_not"][name] = why
-    if a.json:
-        print(json.dumps(list(rows.values()), indent=2))
-        return 0
-    names = list(backends)
-    print(f"{len(rows)} ops; backends: {', '.join(names)} (fn: runs the op's ONNX function body)")
-    print(f"{'op':28s} {'opset versions':18s} " + " ".join(f"{b:6s}" for b in names) + "  dtypes")
-    for r in rows.values():
-        marks = " ".join(f"{('fn' if b in r['via'] else 'yes') if b in r['backends'] else '-':6s}" for b in names)
-        print(f"{r['op']:28s} {','.join(map(str, r['versions'])):18s} {marks}  {_dtype_cell(r['dtypes'])}")
-    return 0
-
-
-_TENSOR = re.compile(r"tensor\(([^()]*)\)")
-_COMMON = ["float", "float16", "bfloat16", "double"] + [f"{s}int{b}" for b in (8, 16, 32, 64) for s in ("", "u")]
-
-
-def _dtype_cell(types: Sequence[str], width: int = 80) -> str:
-    """The tensor dtypes of an op, the common ones first, cut to `width` characters with a count of the rest
-    (--json lists them all)."""
-    rank = {t: i for i, t in enumerate([*_COMMON, "bool"])}
-    plain = sorted((t for t in types if "(" not in t), key=lambda t: (rank.get(t, len(rank)), t))
-    nested = len(types) - len(plain)
-    shown: list[str] = []
-    for t in plain:
-        if len(" ".join([*shown, t])) > width:
-            break
-        shown.append(t)
-    rest = len(plain) - len(shown)
-    return " ".join(shown) + (f" +{rest} more" if rest else "") + (f" +{nested} seq/optional" if nested else "")
 
 
 def cmd_demo(a: argparse.Namespace) -> int:
@@ -283,9 +218,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--backend", default="c", help="c (export and run the bundle; default) or numpy")
     s.set_defaults(fn=cmd_demo)
 
-    s = sub.add_parser("ops", help="the support matrix: op x backend x dtype")
-    s.add_argument("--json", action="store_true")
-    s.set_defaults(fn=cmd_ops)
+    cli_ops.add_command(sub)
     cli_targets.add_commands(sub, _count)
     cli_trust.add_commands(sub)
     cli_zoo.add_command(sub)

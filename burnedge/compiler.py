@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .backends import Backend, Executable, get
-from .errors import BurnedgeError, UnsupportedOpError
+from .errors import BurnedgeError, StaticPlanError, UnsupportedOpError
 from .ir import Graph
 from .model import Model
 from .passes import optimize
@@ -59,14 +59,28 @@ def unsupported(graph: Graph, backend: Backend) -> dict[tuple[str, str, int], li
     missing: dict[tuple[str, str, int], list[str]] = {}
     for node in graph.nodes:
         if backend.supports(node) is not None:
-            missing.setdefault((node.op.domain, node.op_type, graph.opset), []).append(node.name)
+            opset = node.op.since if node.op.domain else graph.opset  # the graph records the default domain's only
+            missing.setdefault((node.op.domain, node.op_type, opset), []).append(node.name)
     return missing
+
+
+def _no_strings(graph: Graph, backend: Backend) -> None:
+    """A string has no fixed size, so an arena of numbers cannot hold one: said before any op is looked at."""
+    for node in graph.nodes:
+        for name in [*node.inputs, *node.outputs]:
+            if name and graph.values[name].dtype.kind in "OSU":
+                raise StaticPlanError(
+                    f"tensor {name!r} of node {node.name!r} ({node.op_type}) holds strings: strings have no fixed "
+                    f"size, so the {backend.name} backend's static plan cannot hold them (the numpy backend can)"
+                )
 
 
 def plan(model: Model | Graph, backend: Backend | str, options: Options | None = None) -> Plan:
     """Steps 1-3 of the module docstring: the plan `backend` runs (its ops checked with `backend.supports`)."""
     b, o = _backend(backend), options or Options()
     graph = (model.graph if isinstance(model, Model) else model).copy()
+    if not b.strings:
+        _no_strings(graph, b)
     if (b.qdq if o.qdq is None else o.qdq) and has_qdq(graph):
         graph = import_qdq(graph)
     graph = optimize(b.prepare(graph), b.pipeline if o.pipeline is None else tuple(o.pipeline))

@@ -9,6 +9,7 @@ __all__ = [
     "ModelError",
     "NotStaticError",
     "QuantizationTargetError",
+    "StaticPlanError",
     "TraceError",
     "UnsupportedOpError",
     "WeightsError",
@@ -45,6 +46,12 @@ class NotStaticError(ModelError):
     def __init__(self, message: str, inputs: tuple[str, ...] = ()):
         self.inputs = inputs
         super().__init__(message)
+
+
+class StaticPlanError(ModelError):
+    """The model needs what no static plan can hold, by design rather than for want of a kernel: sequences, maps
+    and optional values (no fixed size), strings on a backend whose arena holds only numbers, an output whose
+    shape depends on a file's contents (ImageDecoder)."""
 
 
 class InputError(BurnedgeError):

@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 from onnx import ModelProto, numpy_helper
-from safetensors.numpy import save
 
 from . import backends, bundle, compiler
 from .bundle import BundleError, encode_npz, example_inputs
+from .bundle.blob import weights_file
 from .errors import QuantizationTargetError
 from .feeds import Check, compare
 from .files import write_atomic
@@ -39,8 +39,6 @@ from .version import __version__
 __all__ = ["Check", "compare", "example_inputs", "export", "export_int8"]
 
 # dtypes safetensors stores as themselves; any other is stored as raw bytes (the manifest keeps the real dtype)
-_SAFETENSORS = {"bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64"}
-_SAFETENSORS |= {"uint8", "uint16", "uint32", "uint64"}
 
 
 def _source(
@@ -109,32 +107,6 @@ def _plan(plan: Plan, weights: Mapping[str, tuple[int, np.ndarray]]) -> dict[str
         "steps": steps,
         "buffers": plan.timeline(),
     }
-
-
-def _weights(
-    blob: Mapping[str, tuple[int, np.ndarray]], constants: dict[str, np.ndarray]
-) -> tuple[bytes, list[dict[str, Any]], dict[str, str]]:
-    """weights.safetensors, the blob layout, and the key of each constant output."""
-    tensors: dict[str, np.ndarray] = {}
-    layout = []
-
-    def add(key: str, arr: np.ndarray) -> None:
-        arr = np.ascontiguousarray(arr)
-        tensors[key] = arr if arr.dtype.name in _SAFETENSORS else arr.reshape(-1).view(np.uint8)
-
-    for key, (offset, arr) in sorted(blob.items(), key=lambda kv: kv[1][0]):
-        add(key, arr)
-        layout.append(
-            {"key": key, "offset": offset, "bytes": arr.nbytes, "dtype": arr.dtype.name, "shape": list(arr.shape)}
-        )
-    keys = {}
-    for name, arr in constants.items():
-        key = f"output:{name}"
-        while key in tensors:
-            key += "'"
-        add(key, arr)
-        keys[name] = key
-    return save(tensors), layout, keys
 
 
 def _io_table(
@@ -344,7 +316,7 @@ def _export(
         t.check_fits(plan.arena_bytes + art.weight_bytes, plan.arena_bytes, art.weight_bytes)
     libraries = {t.name: b.build(art, t) for t in targets}
     constants = {n: plan.graph.values[n].data for n in plan.graph.outputs if plan.graph.values[n].is_const}
-    weights, layout, const_keys = _weights(art.weights, constants)
+    weights, layout, const_keys = weights_file(art.weights, constants)
 
     members = {"plan.json": bundle.dumps(_plan(plan, art.weights)), "weights.safetensors": weights}
     members.update(art.members)

@@ -65,6 +65,7 @@ class Backend:
     name: str = ""
     pipeline: tuple[str, ...] = ()  # the passes (burnedge.passes) the compiler runs before planning
     qdq: bool = False  # True: the compiler imports Q/DQ pairs as int8 ops (burnedge.quantize.qdq)
+    strings: bool = False  # True: string tensors can be in its plans (the numpy reference); else StaticPlanError
 
     def unavailable_reason(self) -> str | None:
         """None when the backend can compile here, else why not (a missing compiler, package or device)."""

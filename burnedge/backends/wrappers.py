@@ -44,7 +44,7 @@ class _Wrapper(Backend):
     def __init__(self, inner: Backend):
         self.inner = inner
         self.name = f"{self.kind}<{inner.name}>"
-        self.pipeline, self.qdq = inner.pipeline, inner.qdq
+        self.pipeline, self.qdq, self.strings = inner.pipeline, inner.qdq, inner.strings
 
     def unavailable_reason(self) -> str | None:
         return self.inner.unavailable_reason()

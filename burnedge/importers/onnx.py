@@ -29,7 +29,7 @@ from ..files import require_regular
 from ..ir import Graph, Node, Value
 from ..ops import REQUIRED, OpDef, Spec, for_onnx
 from ..ops.interpreter import evaluate
-from . import bounds
+from . import bounds, static
 from .checked import check_constant_indices, infer, sparse_to_dense, to_array
 from .checked import zeros as _zeros
 from .loop_shapes import loop_shapes
@@ -376,6 +376,7 @@ def _phases(
     model: ModelProto, input_shapes: Mapping[str, Sequence[int]] | None, bind: Mapping[str, Any] | None
 ) -> Graph:
     bounds.check_functions(model)  # before the inliner: a function bomb is counted, not expanded
+    static.check(model)  # sequences, maps, ImageDecoder: said as impossible, not as a missing op
     if model.functions:
         _fill_function_defaults(model)
         try:

@@ -55,14 +55,15 @@ from .rewrite import Rewrite, rewrite
 from .sensitivity import candidates, rank_alone
 from .stream import StateSpec, pair_states
 
-__all__ = ["AUTO_METHODS", "QuantizationReport", "quantize_model"]
+__all__ = ["AUTO_METHODS", "QuantizationReport", "prepared_graph", "quantize_model"]
 
 AUTO_METHODS = ("minmax", "percentile", "entropy", "mse")  # what method="auto" tries, in this order (ties: first)
 DEFAULT_BUDGET = 0.1  # keep_float="auto" may keep up to 10 % of the int8 computing layers in float
 WEIGHT_ONLY_BUDGET = 0.25  # ... and up to 25 % of them weight-only int8 (step 5)
 
 
-def _prepared(graph: Graph) -> Graph:
+def prepared_graph(graph: Graph) -> Graph:
+    """A copy of `graph` as int8 quantization sees it: QDQ imported, optimised, fused nodes split (step 1)."""
     g = graph.copy()
     return split_fused(optimize(import_qdq(g) if has_qdq(g) else g))
 
@@ -140,7 +141,7 @@ def quantize_model(
     of them for a stream) is what the report, "auto" and the target measure on.
     """
     graph = model.graph if isinstance(model, Model) else model
-    g = _prepared(graph)
+    g = prepared_graph(graph)
     pairs = pair_states(g, state)
     methods = _methods(method)
     if isinstance(calibration, Mapping):

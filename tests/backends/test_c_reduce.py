@@ -11,7 +11,9 @@ from burnedge.backends.c.lower import reduce as lower_reduce
 
 RNG = np.random.default_rng(7)
 ONNX_TYPE = {np.float32: TensorProto.FLOAT, np.float64: TensorProto.DOUBLE, np.int32: TensorProto.INT32,
-             np.int64: TensorProto.INT64, np.int8: TensorProto.INT8, np.uint8: TensorProto.UINT8}  # fmt: skip
+             np.int64: TensorProto.INT64, np.int8: TensorProto.INT8, np.uint8: TensorProto.UINT8,
+             np.int16: TensorProto.INT16, np.uint16: TensorProto.UINT16, np.uint32: TensorProto.UINT32,
+             np.uint64: TensorProto.UINT64}  # fmt: skip
 
 
 def _run(node_or_nodes, feeds: dict, outputs=("y",), opset=17, inits=(), threads=1, out_types=None):
@@ -229,10 +231,25 @@ def _top_k_nodes(cases):
     return nodes, inits, outs
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int64])
+TOP_K_TYPES = [np.float32, np.float64, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
+               np.uint64]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", TOP_K_TYPES)
 def test_top_k(dtype):
     x = _x(3, 12, 5, dtype=np.int64, lo=0, hi=5).astype(dtype)  # ties resolve by index
     nodes, inits, outs = _top_k_nodes([(-1, 3, 1), (1, 12, 0), (0, 1, 1), (1, 5, 1), (-1, 5, 0), (1, 0, 1)])
+    _run(nodes, {"x": x}, outs, inits=inits, out_types=[ONNX_TYPE[dtype], TensorProto.INT64] * len(nodes))
+
+
+@pytest.mark.parametrize("dtype", [t for t in TOP_K_TYPES if np.dtype(t).kind in "iu"])
+def test_top_k_full_range_integers(dtype):
+    """Values across the whole range of the type: unsigned values above the signed maximum rank as the largest."""
+    info = np.iinfo(dtype)
+    x = RNG.integers(info.min, info.max, (4, 9), dtype=dtype, endpoint=True)
+    x[0, :2] = info.max
+    x[1, :2] = info.min
+    nodes, inits, outs = _top_k_nodes([(-1, 4, 1), (-1, 4, 0), (0, 2, 1)])
     _run(nodes, {"x": x}, outs, inits=inits, out_types=[ONNX_TYPE[dtype], TensorProto.INT64] * len(nodes))
 
 

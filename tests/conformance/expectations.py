@@ -1,10 +1,14 @@
-"""Reads and writes expectation files: one line per node test, `name<TAB>pass|fail<TAB>reason`."""
+"""Reads and writes expectation files: one line per node test, `name<TAB>status<TAB>reason`.
+
+status: `pass`; `fail` (burnedge lacks something: the reason says what); `impossible` (no static plan can hold
+what the test needs: a sequence, a string on a numeric arena...; the reason is burnedge's StaticPlanError)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 HERE = Path(__file__).parent
+STATUSES = ("pass", "fail", "impossible")
 
 
 def path_for(backend: str) -> Path:
@@ -25,7 +29,7 @@ def read(backend: str) -> dict[str, tuple[str, str]]:
 
 def write(backend: str, results: dict[str, tuple[str, str]]) -> None:
     lines = [
-        f"# ONNX node tests on the {backend} backend: name, status (pass|fail), reason. Regenerate with",
+        f"# ONNX node tests on the {backend} backend: name, status (pass|fail|impossible), reason. Regenerate with",
         f"#   python -m tests.conformance.update --backend {backend}",
     ]
     lines += [f"{n}\t{s}\t{r}".rstrip("\t") for n, (s, r) in sorted(results.items())]

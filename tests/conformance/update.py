@@ -10,18 +10,18 @@ import collections
 import concurrent.futures as cf
 import warnings
 
-from . import expectations
+from . import expectations, proven
 from .harness import run_node_test
 from .node_data import node_test_root
 
 
-def _one(args: tuple[str, str]) -> tuple[str, bool, str, tuple[str, ...]]:
+def _one(args: tuple[str, str]) -> tuple[str, str, str, tuple[str, ...]]:
     folder, backend = args
     from pathlib import Path
 
     warnings.simplefilter("ignore")
     o = run_node_test(Path(folder), backend)
-    return Path(folder).name, o.ok, o.reason, o.bound
+    return Path(folder).name, o.status, o.reason, o.bound
 
 
 def main() -> None:
@@ -37,19 +37,20 @@ def main() -> None:
     results = dict(old)
     reasons: collections.Counter[str] = collections.Counter()
     with cf.ProcessPoolExecutor(a.jobs) as pool:
-        for name, ok, reason, bound in pool.map(_one, [(str(f), a.backend) for f in folders], chunksize=8):
+        for name, status, reason, bound in pool.map(_one, [(str(f), a.backend) for f in folders], chunksize=8):
             note = f"bound {', '.join(bound)}" if bound else ""
-            results[name] = ("pass", note) if ok else ("fail", reason)
-            if not ok:
+            results[name] = (status, note if status == "pass" else reason)
+            if status != "pass":
                 reasons[reason.split(":")[0]] += 1
                 if a.dry:
-                    print(f"FAIL {name}: {reason}")
-    passed = sum(1 for s, _ in results.values() if s == "pass")
-    print(f"{passed} of {len(results)} pass on {a.backend}")
+                    print(f"{status.upper()} {name}: {reason}")
+    count = collections.Counter(s for s, _ in results.values())
+    print(f"{count['pass']} of {len(results)} pass on {a.backend}; {count['impossible']} impossible in a static plan")
     for r, c in reasons.most_common(15):
         print(f"  {c:5d}  {r}")
     if not a.dry:
         expectations.write(a.backend, results)
+        proven.write()  # what `burnedge ops` shows follows the expectations
 
 
 if __name__ == "__main__":

@@ -129,3 +129,23 @@ def test_wrong_feed_dtype(session):
 def test_unknown_backend(tmp_path):
     with pytest.raises(burnedge.BurnedgeError, match="unknown backend 'tpu'; available: .*numpy"):
         burnedge.Session(save(mlp(), tmp_path / "m.onnx"), backend="tpu")
+
+
+def test_what_no_static_plan_holds_is_said_so(tmp_path):
+    """A sequence input, a string tensor on C: StaticPlanError saying why, not a missing op or a shape error."""
+    seq = helper.make_tensor_sequence_value_info("xs", TensorProto.FLOAT, [2])
+    out = helper.make_tensor_value_info("y", TensorProto.FLOAT, [None])
+    node = helper.make_node("ConcatFromSequence", ["xs"], ["y"], axis=0)
+    model = helper.make_model(helper.make_graph([node], "g", [seq], [out]), opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(burnedge.StaticPlanError, match=r"graph input 'xs' is a sequence: a static plan holds only"):
+        burnedge.load(save(model, tmp_path / "seq.onnx"))
+    s = helper.make_tensor_value_info("s", TensorProto.STRING, [2])
+    b = helper.make_tensor_value_info("b", TensorProto.BOOL, [2])
+    eq = helper.make_node("Equal", ["s", "s"], ["b"], name="same")
+    strings = helper.make_model(helper.make_graph([eq], "g", [s], [b]), opset_imports=[helper.make_opsetid("", 19)])
+    m = burnedge.load(save(strings, tmp_path / "strings.onnx"))
+    np.testing.assert_array_equal(
+        burnedge.Session(m, backend="numpy").run({"s": np.array(["a", "b"], object)})["b"], [1, 1]
+    )
+    with pytest.raises(burnedge.StaticPlanError, match=r"tensor 's' of node 'same' \(Equal\) holds strings"):
+        burnedge.Session(m, backend="c")

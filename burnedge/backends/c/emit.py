@@ -47,7 +47,8 @@ def emit(plan: Plan, name: str = "model") -> Emitted:
     missing: dict[tuple[str, str, int], list[str]] = {}
     for node in plan.steps:
         if find(node) is None:
-            missing.setdefault((node.op.domain, node.op_type, plan.graph.opset), []).append(node.name)
+            opset = node.op.since if node.op.domain else plan.graph.opset  # other domains: the op's resolved version
+            missing.setdefault((node.op.domain, node.op_type, opset), []).append(node.name)
     if missing:
         raise UnsupportedOpError(missing, backend="c")
     ctx = Ctx(plan, weights={})

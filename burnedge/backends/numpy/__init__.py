@@ -100,6 +100,7 @@ class NumpyExecutable:
 
 class NumpyBackend(Backend):
     name = "numpy"
+    strings = True  # object arrays: the reference runs StringConcat, RegexFullMatch...
 
     def compile(self, plan: Plan, threads: int = 1) -> NumpyExecutable:
         return NumpyExecutable(plan)  # one thread: the reference is simple; every build can run step by step

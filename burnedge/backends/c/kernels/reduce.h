@@ -42,6 +42,20 @@ void be_topk_i32(const int32_t *x, int32_t *v, int64_t *idx, long outer, long n,
                  int threads);
 void be_topk_i64(const int64_t *x, int64_t *v, int64_t *idx, long outer, long n, long inner, long k, int largest,
                  int threads);
+void be_topk_f64(const double *x, double *v, int64_t *idx, long outer, long n, long inner, long k, int largest,
+                 int threads);
+void be_topk_i8(const int8_t *x, int8_t *v, int64_t *idx, long outer, long n, long inner, long k, int largest,
+                int threads);
+void be_topk_u8(const uint8_t *x, uint8_t *v, int64_t *idx, long outer, long n, long inner, long k, int largest,
+                int threads);
+void be_topk_i16(const int16_t *x, int16_t *v, int64_t *idx, long outer, long n, long inner, long k, int largest,
+                 int threads);
+void be_topk_u16(const uint16_t *x, uint16_t *v, int64_t *idx, long outer, long n, long inner, long k, int largest,
+                 int threads);
+void be_topk_u32(const uint32_t *x, uint32_t *v, int64_t *idx, long outer, long n, long inner, long k, int largest,
+                 int threads);
+void be_topk_u64(const uint64_t *x, uint64_t *v, int64_t *idx, long outer, long n, long inner, long k, int largest,
+                 int threads);
 
 /* CumSum along the middle axis, sequentially (as the reference accumulates) */
 void be_cumsum_f32(const float *x, float *y, long outer, long n, long inner, int exclusive, int reverse,

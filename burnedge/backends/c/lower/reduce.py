@@ -193,11 +193,14 @@ def arg_extreme(ctx: Ctx, node: Node) -> str:
 
 
 # -- TopK ---------------------------------------------------------------------------------------------------------
+TOPK_SUFFIX = {**SUFFIX, "int16": "i16", "uint16": "u16", "uint32": "u32", "uint64": "u64"}
+
+
 @lower("TopK")
 def top_k(ctx: Ctx, node: Node) -> str:
     x = node.inputs[0]
     dt = ctx.dtype(x).name
-    ctx.require(dt in ("float32", "int32", "int64"), f"no C TopK on {dt}")
+    ctx.require(dt in TOPK_SUFFIX, f"no C TopK on {dt} (one of {', '.join(TOPK_SUFFIX)})")
     if "k" in node.op.attrs:
         k = int(attr(node, "k"))
     else:
@@ -213,6 +216,6 @@ def top_k(ctx: Ctx, node: Node) -> str:
         return "/* empty */"
     largest = int(attr(node, "largest", 1))
     return (
-        f"be_topk_{SUFFIX[dt]}({ctx.tensor(x)}, {ctx.tensor(values)}, {ctx.tensor(indices)}, {outer}, {n}, "
+        f"be_topk_{TOPK_SUFFIX[dt]}({ctx.tensor(x)}, {ctx.tensor(values)}, {ctx.tensor(indices)}, {outer}, {n}, "
         f"{inner}, {k}, {largest}, threads);"
     )
