@@ -67,6 +67,19 @@ static void project(const be_rnn_cfg *cfg, const float *x, const float *wt, cons
     }
 }
 
+/* the length of sequence b, clipped to [0, T] */
+static int64_t be__rnn_len(const be_rnn_cfg *cfg, int64_t b) {
+    if (!cfg->lens) return cfg->T;
+    const int64_t n = cfg->lens[b];
+    return n < 0 ? 0 : (n > cfg->T ? cfg->T : n);
+}
+
+/* the time index sequence b reads and writes at processing step s (a step past its end: s itself) */
+static int64_t be__rnn_time(const be_rnn_cfg *cfg, int64_t s, int64_t b) {
+    const int64_t n = be__rnn_len(cfg, b);
+    return cfg->reverse && s < n ? n - 1 - s : s;
+}
+
 void be_rnn_f32(const be_rnn_cfg *cfg, const float *x, const float *wt, const float *rt, const float *bias,
                 const float *rbh, const float *p, const float *h0, const float *c0, float *y, float *yh, float *yc,
                 float *scratch, int threads) {
@@ -84,11 +97,16 @@ void be_rnn_f32(const be_rnn_cfg *cfg, const float *x, const float *wt, const fl
     const int fa = cfg->act[0], ga = cfg->act[1], ha = cfg->act[2];
     const float clip = cfg->clip;
     for (int64_t s = 0; s < T; s++) {
-        const int64_t t = cfg->reverse ? T - 1 - s : s;
         const int64_t ncopy = cfg->kind == BE_RNN_GRU ? 2 * H : GH; /* GRU's h gate is added later */
-        for (int64_t b = 0; b < B; b++) memcpy(g + b * GH, xw + t * xw_t + b * xw_b, (size_t)ncopy * 4);
+        for (int64_t b = 0; b < B; b++)
+            memcpy(g + b * GH, xw + be__rnn_time(cfg, s, b) * xw_t + b * xw_b, (size_t)ncopy * 4);
         gemm_acc_cols(B, ncopy, H, h, H, rt, GH, g, GH, threads);
         for (int64_t b = 0; b < B; b++) {
+            const int64_t t = be__rnn_time(cfg, s, b);
+            if (cfg->lens && s >= be__rnn_len(cfg, b)) { /* past the sequence's end: state kept, zeros in Y */
+                if (y) memset(y + t * cfg->y_t + b * cfg->y_b, 0, (size_t)H * 4);
+                continue;
+            }
             float *gb = g + b * GH, *hb = h + b * H, *cb = c + b * H;
             const float *xwb = xw + t * xw_t + b * xw_b;
             if (cfg->kind == BE_RNN_LSTM) {
