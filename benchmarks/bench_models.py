@@ -4,11 +4,14 @@ For each model and thread count: both engines warm up, then their runs alternate
 burnedge, ...) so machine noise hits both alike; the table gives the median latency of each and the ratio
 burnedge / onnxruntime (below 1: burnedge is faster). Absolute times on shared machines are noise; the ratio is
 the result. With more than one thread the engines alternate in blocks of BLOCK runs: both keep their worker
-threads spinning for a while after a run (OpenMP's and onnxruntime's pools), and on a machine with as many cores
-as threads the other engine's spinning workers would take the cores a run needs; the first runs of a block pay
-for that, the median does not.
+threads spinning for a while after a run (burnedge's pool ~50 us, onnxruntime's longer), and on a machine with as
+many cores as threads the other engine's spinning workers would take the cores a run needs; the first runs of a
+block pay for that, the median does not. `--repeat N` runs the whole table N times (models in turn, so slow drifts
+of a shared machine spread over all of them) and gives the median of each figure, and the geometric mean of the
+ratios per thread count.
 
-    python benchmarks/bench_models.py [--models ds_cnn,resnet8] [--threads 1,2] [--runs 50] [--markdown]
+    python benchmarks/bench_models.py [--models ds_cnn,resnet8] [--threads 1,2] [--runs 50] [--repeat 5]
+                                      [--markdown]
 """
 
 from __future__ import annotations
@@ -67,6 +70,7 @@ def bench(name: str, threads: int, runs: int, cache: Path) -> dict[str, object]:
             t0 = time.perf_counter()
             theirs.run(names, feeds)
             t_theirs.append(time.perf_counter() - t0)
+    ours.close()
     a, b = statistics.median(t_ours), statistics.median(t_theirs)
     return {
         "model": name,
@@ -84,18 +88,21 @@ def main() -> None:
     ap.add_argument("--models", default=",".join(sorted(suite.MODELS)))
     ap.add_argument("--threads", default=f"1,{os.cpu_count() or 1}")
     ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--repeat", type=int, default=1, help="whole tables to run; medians of them")
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table (for the README)")
     a = ap.parse_args()
     cache = Path(os.environ.get("BURNEDGE_MODEL_CACHE", ROOT / ".cache" / "models"))
     cache.mkdir(parents=True, exist_ok=True)
     threads = sorted({int(t) for t in a.threads.split(",")})
-    rows = [bench(m, t, a.runs, cache) for m in a.models.split(",") for t in threads]
+    cases = [(m, t) for m in a.models.split(",") for t in threads]
+    tables = [[bench(m, t, a.runs, cache) for m, t in cases] for _ in range(max(a.repeat, 1))]
+    rows = [_median_row([table[k] for table in tables]) for k in range(len(cases))]
     import onnxruntime
 
     head = (
         f"{datetime.date.today()}, {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
         f"onnxruntime {onnxruntime.__version__}, median of {a.runs} interleaved runs "
-        f"(in blocks of {BLOCK} with threads > 1)"
+        f"(in blocks of {BLOCK} with threads > 1)" + (f", median of {a.repeat} tables" if a.repeat > 1 else "")
     )
     if a.markdown:
         print(f"_{head}_\n")
@@ -114,6 +121,17 @@ def main() -> None:
                 f"{r['model']:18s} {r['threads']:3d} {r['burnedge_ms']:12.3f} {r['onnxruntime_ms']:10.3f} "
                 f"{r['ratio']:6.2f} {r['arena_kib']:10.0f}"
             )
+    for t in threads:
+        ratios = [r["ratio"] for r in rows if r["threads"] == t]
+        print(f"geo-mean ratio, {t} thread(s): {statistics.geometric_mean(ratios):.2f} over {len(ratios)} models")
+
+
+def _median_row(runs: list[dict[str, object]]) -> dict[str, object]:
+    """One row of the table from the same case's rows of every table: the median of each figure."""
+    row = dict(runs[0])
+    for key in ("burnedge_ms", "onnxruntime_ms", "ratio", "max_rel_err"):
+        row[key] = statistics.median(r[key] for r in runs)
+    return row
 
 
 if __name__ == "__main__":

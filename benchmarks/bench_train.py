@@ -26,6 +26,8 @@ import torch.nn.functional as F
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import burnedge  # noqa: E402
+from burnedge import nn as bnn  # noqa: E402
+from burnedge.examples.qat_digits import DigitsNet  # noqa: E402
 from burnedge.nn import init  # noqa: E402
 from burnedge.train import Learner, to_torch  # noqa: E402
 from burnedge.zoo import ARCHITECTURES  # noqa: E402
@@ -74,7 +76,51 @@ class ResNet8(nn.Module):  # burnedge.zoo.mlperf_tiny.ResNet8 in PyTorch
         return self.head(self.stacks(self.stem(x)))
 
 
-TWINS = {"ds_cnn": (DSCNN, 12), "resnet8": (ResNet8, 10)}
+class _DigitsBody(nn.Module):  # burnedge.examples.qat_digits.DigitsNet (the README example's net) in PyTorch
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.conv2 = nn.Conv2d(1, 16, 3, padding=1), nn.Conv2d(16, 32, 3, padding=1)
+        self.pool, self.fc = nn.MaxPool2d(2), nn.Linear(32 * 2 * 2, 10)
+
+    def forward(self, x):
+        x = self.pool(F.relu(self.conv1(x)))
+        return self.fc(torch.flatten(self.pool(F.relu(self.conv2(x))), 1))
+
+
+class Digits(nn.Module):  # DigitsHead below, in PyTorch
+    def __init__(self):
+        super().__init__()
+        self.net = _DigitsBody()
+
+    def forward(self, x):
+        return torch.softmax(self.net(x), 1)
+
+
+TWINS = {"ds_cnn": (DSCNN, 12), "resnet8": (ResNet8, 10), "digits": (Digits, 10)}
+
+
+def _burnedge_model(name: str) -> tuple[burnedge.Model, tuple[int, ...]]:
+    """The network as burnedge traces it (a zoo architecture, or the example's DigitsNet with a softmax head, so
+    both sides train the same -log p loss), and its input shape."""
+    init.manual_seed(0)
+    if name == "digits":
+        head = DigitsHead()
+        return burnedge.trace(head, {"image": np.zeros((1, 1, 8, 8), np.float32)}), (1, 1, 8, 8)
+    arch = ARCHITECTURES[name]
+    (inp,) = arch.inputs({})
+    model = burnedge.trace(arch.build({}, {}, dict(arch.options)).eval(), {"input": np.zeros(inp.shape, np.float32)})
+    return model, inp.shape
+
+
+class DigitsHead(bnn.Module):
+    """DigitsNet, then softmax (its own forward gives logits)."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = DigitsNet()
+
+    def forward(self, image):
+        return bnn.softmax(self.net(image), 1)
 
 
 def _nll(p: torch.Tensor, y: torch.Tensor) -> torch.Tensor:  # what the Learner trains a softmax output with
@@ -150,10 +196,7 @@ def main() -> None:
         torch.set_num_threads(a.threads)
     device = torch.device(a.device)
 
-    arch = ARCHITECTURES[a.model]
-    (inp,) = arch.inputs({})
-    init.manual_seed(0)
-    model = burnedge.trace(arch.build({}, {}, dict(arch.options)).eval(), {"input": np.zeros(inp.shape, np.float32)})
+    model, shape = _burnedge_model(a.model)
     ours_module = to_torch(model)
     twin_cls, classes = TWINS[a.model]
     twin = twin_cls()
@@ -162,7 +205,7 @@ def main() -> None:
     twin.to(device)
 
     gen = torch.Generator().manual_seed(0)
-    x = torch.randn((a.batch, *inp.shape[1:]), generator=gen).to(device)
+    x = torch.randn((a.batch, *shape[1:]), generator=gen).to(device)
     y = torch.randint(0, classes, (a.batch,), generator=gen).to(device)
     # the same function before any step (in IEEE float32: cuDNN convolutions default to TF32): a faithful copy
     with torch.no_grad(), torch.backends.cudnn.flags(enabled=True, allow_tf32=False):

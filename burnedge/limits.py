@@ -24,6 +24,8 @@ max_source_bytes       BURNEDGE_MAX_SOURCE_BYTES        256 MiB    generated sou
 max_member_bytes       BURNEDGE_MAX_MEMBER_BYTES        4 GiB      one member of a bundle, read into memory
 max_bundle_bytes       BURNEDGE_MAX_BUNDLE_BYTES        8 GiB      all members of a bundle together
 max_arena_bytes        BURNEDGE_MAX_ARENA_BYTES         64 GiB     the arena a bundle asks to be allocated
+max_threads            BURNEDGE_MAX_THREADS             256        threads one session's runs may use (the C
+                                                                   runtime's workers; never more than the CPUs)
 =====================  ===============================  =========  ==============================================
 
 Raise one for a run with the environment variable (``BURNEDGE_MAX_NODES=1000000 burnedge export ...``), or in code
@@ -70,6 +72,7 @@ LIMITS: dict[str, Limit] = {
         Limit("max_member_bytes", 4 << 30, "bytes of one bundle member"),
         Limit("max_bundle_bytes", 8 << 30, "bytes of all bundle members"),
         Limit("max_arena_bytes", 64 << 30, "arena bytes"),
+        Limit("max_threads", 256, "threads"),
     )
 }
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import backends, compiler
+from . import backends, compiler, limits
 from . import bundle as bundle_format
 from .bundle import Bundle, BundleError, signing
 from .errors import BurnedgeError
@@ -46,6 +46,7 @@ class Session:
             raise BurnedgeError(f"Session needs a Model, a bundle or a model path, not {type(model).__name__}")
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise BurnedgeError(f"threads must be a whole number >= 1, not {threads!r}")
+        limits.check("max_threads", threads, f"Session(threads={threads})")
         self.manifest: dict | None = None  # a bundle's manifest; the bundle's members are not kept
         self.plan = None  # the plan a model was compiled to (a bundle's is in its plan.json)
         if isinstance(model, Bundle):
@@ -137,6 +138,18 @@ class Session:
         except BurnedgeError as exc:
             done.set_exception(exc)
         return done
+
+    def close(self) -> None:
+        """Lets the backend's worker threads go (the C runtime's: they start again if the session runs again)."""
+        close = getattr(self._exe, "close", None)
+        if close is not None:
+            close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def __repr__(self) -> str:
         return f"Session({self.name!r}, backend={self.backend.name!r})"

@@ -76,6 +76,9 @@ class CheckedExecutable:
         self.arena_bytes = inner.arena_bytes
         self.steps_checked = 0
 
+    def close(self) -> None:
+        getattr(self.inner, "close", lambda: None)()
+
     def run(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         g = self.plan.graph
         consts = g.constants()
@@ -143,6 +146,9 @@ class ProfiledExecutable:
         self.inner, self.labels = inner, labels
         self.arena_bytes = inner.arena_bytes
         self.times: list[list[float]] = []
+
+    def close(self) -> None:
+        getattr(self.inner, "close", lambda: None)()
 
     def run(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         if hasattr(self.inner, "profile"):  # timed inside the backend

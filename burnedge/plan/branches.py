@@ -92,20 +92,22 @@ def placed(plan: Plan, base: int, outer: dict[str, int]) -> Plan:
 
 
 def scan_body_graph(graph: Graph, node: Node) -> Graph:
-    """The body of Scan `node` (opset 9+, in `graph`) as a static Graph: its inputs are the body's own (the states
-    shaped as the Scan's initial states, each scan input's slice shaped as that input without its scan axis), then
-    the non-constant tensors of `graph` it reads (node.captures)."""
+    """The body of Scan `node` (in `graph`) as a static Graph: its inputs are the body's own (the states shaped as
+    the Scan's initial states, each scan input's slice shaped as that input without its scan axis; opset 8 drops
+    the batch axis 0 too and scans axis 1), then the non-constant tensors of `graph` it reads (node.captures)."""
     body: Graph = node.attrs["body"]
     n_scan = int(node.attrs["num_scan_inputs"])
-    n_states = len(node.inputs) - n_scan
-    axes = list(node.attrs.get("scan_input_axes") or [0] * n_scan)
-    if len(body.inputs) != len(node.inputs):
-        raise ModelError(f"node {node.name!r} (Scan): its body takes {len(body.inputs)} inputs for {len(node.inputs)}")
+    batched = node.op.since < 9  # opset 8: inputs[0] is sequence_lens, axis 0 of every input a batch
+    ins = node.inputs[1:] if batched else node.inputs
+    n_states = len(ins) - n_scan
+    axes = [0] * n_scan if batched else list(node.attrs.get("scan_input_axes") or [0] * n_scan)
+    if len(body.inputs) != len(ins):
+        raise ModelError(f"node {node.name!r} (Scan): its body takes {len(body.inputs)} inputs for {len(ins)}")
     values = {n: graph.values[n] for n in node.captures}
     values.update((n, v) for n, v in body.values.items() if v.is_const)
-    for k, (b, x) in enumerate(zip(body.inputs, node.inputs)):
+    for k, (b, x) in enumerate(zip(body.inputs, ins)):
         v = graph.values[x]
-        shape = tuple(v.shape)
+        shape = tuple(v.shape)[1:] if batched else tuple(v.shape)
         if k >= n_states:
             ax = axes[k - n_states] % len(shape)
             shape = shape[:ax] + shape[ax + 1 :]

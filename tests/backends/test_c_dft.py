@@ -5,6 +5,7 @@ signals, odd lengths, cut and zero-padded transforms, onesided, inverse and irff
 from __future__ import annotations
 
 import numpy as np
+import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
@@ -71,3 +72,28 @@ def test_stft(channels, step, n, with_window, onesided):
     frames = np.stack([z[:, f * step : f * step + n] for f in range(1 + (41 - n) // step)], 1)
     spec = np.fft.fft(frames * (win if with_window else 1.0), axis=-1)[..., : n // 2 + 1 if onesided else n]
     np.testing.assert_allclose(got, np.stack([spec.real, spec.imag], -1), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(("n_mel", "n_dft", "rate", "lo", "hi"), [(8, 16, 8192, 0.0, 4096.0), (12, 64, 16000, 80.0,
+                         7600.0), (5, 9, 100, 10.0, 45.0), (4, 16, 1000, 0.0, 400.0)])  # fmt: skip
+def test_mel_weight_matrix(n_mel, n_dft, rate, lo, hi):
+    """MelWeightMatrix vs onnxruntime: num_mel_bins and dft_length constant, the rate and band edges fed at run
+    time."""
+    inits = [
+        numpy_helper.from_array(np.array(n_mel, np.int64), "m"),
+        numpy_helper.from_array(np.array(n_dft, np.int64), "d"),
+    ]
+    node = helper.make_node("MelWeightMatrix", ["m", "d", "rate", "lo", "hi"], ["y"])
+    vi = [helper.make_tensor_value_info("rate", TensorProto.INT64, []),
+          helper.make_tensor_value_info("lo", TensorProto.FLOAT, []),
+          helper.make_tensor_value_info("hi", TensorProto.FLOAT, [])]  # fmt: skip
+    graph = helper.make_graph(
+        [node], "g", vi, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=inits
+    )
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    feeds = {"rate": np.array(rate, np.int64), "lo": np.array(lo, np.float32), "hi": np.array(hi, np.float32)}
+    sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = sess.run(["y"], feeds)[0]
+    got = run_c(proto, feeds)
+    assert got.shape == want.shape == (n_dft // 2 + 1, n_mel)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)

@@ -356,8 +356,8 @@ def test_rnn_kernel_portable_and_native_agree(tmp_path):
         src.mkdir()
         for name, text in build.kernel_sources(sets).items():  # the sets' files, flattened (rnn.c: x86/ or reference/)
             (src / name).write_text(text)
-        cmd = ["cc", "-std=c11", "-O2", *flags, "-I", str(src), str(prog), str(src / "rnn.c")]
-        subprocess.run([*cmd, "-o", str(exe), "-lm"], check=True)
+        cmd = ["cc", "-std=c11", "-O2", *flags, "-I", str(src), str(prog), str(src / "rnn.c"), str(src / "workers.c")]
+        subprocess.run([*cmd, "-o", str(exe), "-lm", "-pthread"], check=True)
         out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()
         outs.append(np.array(out, np.float64))
     a = (np.arange(35) % 5 - 1.5).reshape(5, 7)

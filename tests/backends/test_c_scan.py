@@ -56,3 +56,27 @@ def test_scan(in_axes, in_dirs, out_axis, out_dir):
     got = burnedge.Session(burnedge.load(proto), backend="c", threads=2).run(feeds)
     for k in want:
         np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("directions", [[0, 0], [1, 0]])
+def test_scan_opset8_runtime_sequence_lens(directions):
+    """Opset-8 Scan: a batch of 3 with ragged sequence_lens fed at run time, the body of test_scan without its outer
+    read, one scan input reversed; the scan outputs past a sequence's end are zero."""
+    steps, vi = 5, helper.make_tensor_value_info
+    feeds = {"lens": np.array([2, 5, 1], np.int64)}
+    for name in ("s0", "m0"):
+        feeds[name] = RNG.standard_normal((3, 3, 4)).astype(np.float32)
+    for name in ("a", "b"):
+        feeds[name] = RNG.standard_normal((3, steps, 3, 4)).astype(np.float32)
+    body = _body("ab")  # s + a * b + a * b: no tensor from outside the body
+    node = helper.make_node("Scan", ["lens", "s0", "m0", "a", "b"], ["s", "m", "z"], num_scan_inputs=2, body=body,
+                            directions=directions)  # fmt: skip
+    ins = [vi(k, TensorProto.INT64 if k == "lens" else F, v.shape) for k, v in feeds.items()]
+    outs = [vi(o, F, None) for o in ("s", "m", "z")]
+    proto = helper.make_model(helper.make_graph([node], "g", ins, outs), opset_imports=[helper.make_opsetid("", 8)])
+    proto.ir_version = 7
+    sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = dict(zip(("s", "m", "z"), sess.run(None, feeds), strict=True))
+    got = burnedge.Session(burnedge.load(proto), backend="c", threads=2).run(feeds)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)

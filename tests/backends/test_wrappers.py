@@ -90,7 +90,7 @@ def test_ops_shows_what_each_backend_runs(capsys):
     assert main(["ops", "--json"]) == 0
     rows = {r["op"]: r for r in json.loads(capsys.readouterr().out)}
     assert "c" in rows["Relu"]["backends"] and "numpy" in rows["Relu"]["backends"]
-    for op in ("Loop", "RoiAlign"):  # the reference has them; the C backend has no kernel for them
+    for op in ("Loop", "GlobalLpPool"):  # the reference has them; the C backend has no kernel for them
         assert "numpy" in rows[op]["backends"] and rows[op]["why_not"]["c"] == f"no C kernel for {op}"
     for op in ("MeanVarianceNormalization", "ai.onnx.preview.FlexAttention"):  # C runs their ONNX function body
         assert "c" in rows[op]["backends"] and rows[op]["via"]["c"] == "via its ONNX function"
@@ -103,17 +103,15 @@ def test_ops_shows_what_each_backend_runs(capsys):
 
 def test_inspect_and_export_ask_the_backend(tmp_path, capsys):
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])
-    rois = helper.make_tensor_value_info("rois", TensorProto.FLOAT, [1, 4])
-    idx = helper.make_tensor_value_info("idx", TensorProto.INT64, [1])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 2, 2])
-    node = helper.make_node("RoiAlign", ["x", "rois", "idx"], ["y"], name="roi", output_height=2, output_width=2)
-    g = helper.make_graph([node], "g", [x, rois, idx], [y])
-    path = tmp_path / "roi.onnx"
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 1, 1])
+    node = helper.make_node("GlobalLpPool", ["x"], ["y"], name="lp")
+    g = helper.make_graph([node], "g", [x], [y])
+    path = tmp_path / "lp.onnx"
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 22)]), path)
     assert main(["inspect", str(path), "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
-    assert info["backends"]["c"] == {"RoiAlign": ["roi"]} and info["backends"]["numpy"] == {}
-    with pytest.raises(burnedge.UnsupportedOpError, match="on the c backend: RoiAlign .*'roi'"):
+    assert info["backends"]["c"] == {"GlobalLpPool": ["lp"]} and info["backends"]["numpy"] == {}
+    with pytest.raises(burnedge.UnsupportedOpError, match="on the c backend: GlobalLpPool .*'lp'"):
         burnedge.export(path, tmp_path / "a.bedge")
 
 

@@ -125,6 +125,11 @@ def test_c_backend_matches_numpy_bit_for_bit(onnx_file: str, tmp_path: Path) -> 
         feeds = {"image": x.reshape(1, 64)}
         np.testing.assert_array_equal(c.run(feeds)["probabilities"], numpy_ref.run(feeds)["probabilities"])
     assert all(check.max_abs == 0 for check in burnedge.verify(path))
+    for threads in (2, 4):  # bit-exact whatever the threads
+        with burnedge.Session(path, threads=threads) as many:
+            for x in images[:8]:
+                feeds = {"image": x.reshape(1, 64)}
+                np.testing.assert_array_equal(many.run(feeds)["probabilities"], c.run(feeds)["probabilities"])
 
 
 def test_two_int8_exports_are_byte_identical(tmp_path: Path) -> None:

@@ -52,6 +52,17 @@ def test_c_matches_numpy_and_arena_is_tight(name, model_cache, bundles, capsys):
     assert info["arena_bytes"] <= 1.10 * info["arena_lower_bound_bytes"], info["arena_bytes"]
 
 
+@pytest.mark.parametrize("name", sorted(suite.MODELS))
+def test_c_results_do_not_depend_on_threads(name, model_cache, bundles):
+    """Every output element is computed by one thread in a fixed order (kernels/burnedge.h): 1, 2 and 4 threads
+    give the same bits, whichever worker of the pool ran which chunk."""
+    feeds = suite.example_feeds(suite.build_model(name, model_cache), seed=2)
+    outs = {t: burnedge.Session(bundles[name], threads=t).run(feeds) for t in (1, 2, 4)}
+    for t in (2, 4):
+        for k, want in outs[1].items():
+            np.testing.assert_array_equal(outs[t][k], want, err_msg=f"{name} {k}: threads={t} differs from 1")
+
+
 def test_transformer_gelu_chain_is_one_step(bundles, capsys):
     steps = _inspect(bundles["transformer"], capsys)["steps"]
     gelu = [s["ops"] for s in steps if "Erf" in s["ops"]]

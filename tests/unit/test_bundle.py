@@ -274,18 +274,14 @@ def test_export_errors(onnx_path, tmp_path):
     model = burnedge.load(onnx_path, input_shapes={"x": (4, 6)})
     with pytest.raises(bundle.BundleError, match="input_shapes applies to a model path"):
         export(model, tmp_path / "m.bedge", input_shapes={"x": (4, 6)})
-    roi = helper.make_graph(  # an op the C backend has no kernel for
-        [helper.make_node("RoiAlign", ["x", "rois", "idx"], ["y"], name="roi", output_height=1, output_width=1)],
-        "roi",
-        [
-            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 2, 2]),
-            helper.make_tensor_value_info("rois", TensorProto.FLOAT, [1, 4]),
-            helper.make_tensor_value_info("idx", TensorProto.INT64, [1]),
-        ],
+    lp = helper.make_graph(  # an op the C backend has no kernel for
+        [helper.make_node("GlobalLpPool", ["x"], ["y"], name="lp")],
+        "lp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 2, 2])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 1, 1])],
     )
-    with pytest.raises(burnedge.UnsupportedOpError, match="RoiAlign .*'roi'"):
-        export(helper.make_model(roi, opset_imports=[helper.make_opsetid("", 22)]), tmp_path / "d.bedge")
+    with pytest.raises(burnedge.UnsupportedOpError, match="GlobalLpPool .*'lp'"):
+        export(helper.make_model(lp, opset_imports=[helper.make_opsetid("", 22)]), tmp_path / "d.bedge")
     assert list(tmp_path.iterdir()) == []
 
 

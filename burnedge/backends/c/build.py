@@ -111,6 +111,7 @@ def host_toolchain() -> Toolchain:
         "-march=native",
         "-std=c11",
         "-fPIC",
+        "-pthread",
         "-fopenmp",
         "-Wall",
         "-Wno-unused-function",
@@ -118,7 +119,7 @@ def host_toolchain() -> Toolchain:
         "-Wno-unused-but-set-variable",
     )
     sets = kernel_sets_for(host.machine(), host.features())
-    return Toolchain(cc, flags, ("-lm", "-fopenmp"), kernel_sets=sets)
+    return Toolchain(cc, flags, ("-lm", "-pthread", "-fopenmp"), kernel_sets=sets)
 
 
 @functools.cache

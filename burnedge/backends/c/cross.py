@@ -58,7 +58,7 @@ def toolchain(target: Target) -> Toolchain:
     return Toolchain(
         target.cc,
         (*base, *target.flags),
-        ("-lm", "-fopenmp", *target.ldflags),
+        ("-lm", "-pthread", "-fopenmp", *target.ldflags),
         target.ar,
         target.name,
         package=target.package,

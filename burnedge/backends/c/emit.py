@@ -9,6 +9,11 @@ step timed: burnedge.backends.wrappers)::
     int be_model_step(uint8_t *arena, const uint8_t *weights, int threads, int step);
     int be_model_profile(uint8_t *arena, const uint8_t *weights, int threads, double *ns);
 
+and the worker pool's (kernels/workers.h) stop, for a closed session, and its size::
+
+    int be_model_close(void);
+    int be_model_workers(void);
+
 An If on a condition computed at run time is one step: its case holds both branches' steps, the condition
 choosing one (lower/control_flow.py).
 
@@ -68,6 +73,10 @@ def emit(plan: Plan, name: str = "model") -> Emitted:
             f"size_t be_model_arena_bytes(void) {{ return {plan.arena_bytes}; }}",
             f"size_t be_model_weight_bytes(void) {{ return {ctx.weight_bytes}; }}",
             f"int be_model_steps(void) {{ return {n}; }}",
+            "int be_model_close(void) { return be_pool_shutdown(); }",
+            "int be_model_workers(void) { return be_pool_workers(); }",
+            "",
+            *ctx.functions,
             "",
             *_step_functions(cases, _clamp(plan)),
             "",

@@ -32,6 +32,8 @@ _FFI.cdef(
     int be_model_steps(void);
     int be_model_step(uint8_t *arena, const uint8_t *weights, int threads, int step);
     int be_model_profile(uint8_t *arena, const uint8_t *weights, int threads, double *ns);
+    int be_model_close(void);
+    int be_model_workers(void);
     """
 )
 
@@ -133,6 +135,21 @@ class CModel:
             return {name: view.copy() for name, view in a.outputs}
         finally:
             self._pool.put(a)
+
+    def close(self) -> None:
+        """Stops the library's worker threads (kernels/workers.h) unless another session's run is using them;
+        a later run starts them again. A library built before the worker pool has none to stop."""
+        try:
+            self._lib.be_model_close()
+        except AttributeError:
+            pass
+
+    def workers(self) -> int:
+        """Worker threads the library runs now (0 for a library without the pool)."""
+        try:
+            return int(self._lib.be_model_workers())
+        except AttributeError:
+            return 0
 
     def _steps(self) -> int:
         try:

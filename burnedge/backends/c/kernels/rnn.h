@@ -24,6 +24,8 @@ typedef struct {
     int64_t x_t, x_b;  /* element strides of X over steps and batch (rows of I contiguous) */
     int64_t y_t, y_b;  /* element strides of Y (this direction) over steps and batch */
     int64_t s_b;       /* batch stride of initial_h / initial_c / Y_h / Y_c (this direction) */
+    const int32_t *lens; /* sequence_lens [B] or NULL (all T): past its length a sequence keeps its state and
+                          * gives zeros in Y; a reverse direction starts at its last step, lens[b] - 1 */
 } be_rnn_cfg;
 
 /* scratch floats be_rnn_f32 needs */

@@ -161,6 +161,21 @@ class Ctx:
     node: Node | None = None
     weight_bytes: int = 0
     packed: dict[str, str] = field(default_factory=dict)
+    functions: list[str] = field(default_factory=list)  # file-scope C the steps call (parallel loop bodies)
+
+    def task(self, body: list[str]) -> str:
+        """Adds a parallel loop's body as a file-scope function `(ctx, tid, lo, hi)` over `arena` and `weights`
+        (be_parallel's task, kernels/workers.h); returns its name."""
+        name = f"be_task_{self.step}_{len(self.functions)}"
+        self.functions += [
+            f"static void {name}(void *ctx, int tid, long lo, long hi) {{",
+            "  uint8_t *arena = ((be_step_args *)ctx)->arena;",
+            "  const uint8_t *weights = ((be_step_args *)ctx)->weights;",
+            "  (void)arena; (void)weights; (void)tid;",
+            *("  " + line for line in body),
+            "}",
+        ]
+        return name
 
     @property
     def graph(self) -> Graph:

@@ -15,7 +15,7 @@ scratch (plan.branches.plan_scan). The Scan's state outputs carry the state: the
 states; each iteration copies them into the body's state inputs and the step's slice of every scan input (along
 its axis, reversed where its direction says so) into the body's scan inputs, runs the body, then copies the body's
 state outputs back and its scan outputs into their slice of the Scan's outputs. Loop stays on the numpy backend
-unless the importer unrolls it; opset-8 Scan (batched, with sequence_lens) too.
+unless the importer unrolls it. Opset-8 Scan (a batch axis, sequence_lens) runs the same loop once per batch entry.
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ def if_(ctx: Ctx, node: Node) -> str:
 
 
 def _scan_scratch(graph: Graph, node: Node) -> int:
-    return plan_scan(graph, node, step_scratch).arena_bytes if node.op.since >= 9 else 0
+    return plan_scan(graph, node, step_scratch).arena_bytes
 
 
 def _slice_copy(ctx: Ctx, whole: str, shape: tuple[int, ...], axis: int, at: str, part: str, into_whole: bool) -> str:
@@ -150,9 +150,10 @@ def _slice_copy(ctx: Ctx, whole: str, shape: tuple[int, ...], axis: int, at: str
 
 @lower("Scan", scratch=_scan_scratch)
 def scan(ctx: Ctx, node: Node) -> str:
-    ctx.require(node.op.since >= 9, "opset-8 Scan (batched, with sequence_lens) has no C lowering")
     why = branch_problem(node)
     ctx.require(why is None, why or "")
+    if node.op.since < 9:
+        return _scan_batched(ctx, node)
     n_scan = int(node.attrs["num_scan_inputs"])
     n_states = len(node.inputs) - n_scan
     states, seqs = node.inputs[:n_states], node.inputs[n_states:]
@@ -169,7 +170,7 @@ def scan(ctx: Ctx, node: Node) -> str:
     plan = plan_scan(ctx.graph, node, step_scratch)
     lines = [share_or_copy(ctx, x, y) for x, y in zip(states, node.outputs)]
     for x in seqs:  # constant scan inputs join the weights now: the body's Ctx continues the blob from here
-        ctx.tensor(x)
+        ctx.tensor(x, "uint8_t")
     sub = _sub_ctx(ctx, node, "body", plan)
     body_in, body_out = plan.graph.inputs, plan.graph.outputs
     if steps == 0:
@@ -197,3 +198,59 @@ def scan(ctx: Ctx, node: Node) -> str:
         loop += ["  " + line for line in code.splitlines()]
     ctx.weight_bytes = sub.weight_bytes
     return "\n".join([*lines, *loop, "}"])
+
+
+def _scan_batched(ctx: Ctx, node: Node) -> str:
+    """Opset-8 Scan: one scan per batch entry b (axis 0 of every input), over axis 1 of the scan inputs, for
+    min(sequence_lens[b], length) steps (sequence_lens may arrive at run time; absent: every step); the scan
+    outputs are zero past a sequence's end, as the reference pads them."""
+    n_scan = int(node.attrs["num_scan_inputs"])
+    lens, ins = node.inputs[0], node.inputs[1:]
+    n_states = len(ins) - n_scan
+    states, seqs = ins[:n_states], ins[n_states:]
+    ctx.require(all(node.outputs[:n_states]), "every final state must be an output (it carries the state)")
+    dirs = [int(d) for d in node.attrs.get("directions") or [0] * n_scan]
+    batch = ctx.shape(ins[0])[0]
+    lengths = {ctx.shape(x)[1] for x in seqs}
+    ctx.require(len(lengths) == 1, f"the scan inputs have lengths {sorted(lengths)}, expected one")
+    steps = lengths.pop()
+    if lens:
+        ctx.require(ctx.dtype(lens).kind in "iu", f"sequence_lens is {ctx.dtype(lens)}, expected an integer type")
+        ctx.require(ctx.size(lens) == batch, f"sequence_lens has {ctx.size(lens)} values, expected {batch}")
+    plan = plan_scan(ctx.graph, node, step_scratch)
+    lines = [share_or_copy(ctx, x, y) for x, y in zip(states, node.outputs)]
+    for x in seqs:  # constant scan inputs join the weights now: the body's Ctx continues the blob from here
+        ctx.tensor(x, "uint8_t")
+    for y in node.outputs[n_states:]:
+        if y and ctx.size(y):
+            lines.append(f"memset({ctx.tensor(y, 'uint8_t')}, 0, {ctx.graph.values[y].nbytes});")
+    sub = _sub_ctx(ctx, node, "body", plan)
+    body_in, body_out = plan.graph.inputs, plan.graph.outputs
+    if steps == 0 or batch == 0:
+        return "\n".join(lines)
+
+    def part(name: str, index: str, count: int) -> str:  # element `index` of `count` equal parts of `name`
+        return f"({ctx.tensor(name, 'uint8_t')} + ({index}) * {ctx.graph.values[name].nbytes // count})"
+
+    n = f"(long){ctx.tensor(lens)}[b]" if lens else str(steps)
+    loop = [f"for (long b = 0; b < {batch}; b++) {{", f"  long n = {n};",
+            f"  if (n > {steps}) n = {steps};", "  for (long t = 0; t < n; t++) {"]  # fmt: skip
+    for b, y in zip(body_in, node.outputs[:n_states]):
+        if b in sub.plan.offsets:
+            loop.append(
+                f"    memcpy({sub.tensor(b, 'uint8_t')}, {part(y, 'b', batch)}, {plan.graph.values[b].nbytes});"
+            )
+    for j, (b, x) in enumerate(zip(body_in[n_states:], seqs)):
+        if b in sub.plan.offsets:
+            at = f"b * {steps} + (n - 1 - t)" if dirs[j] else f"b * {steps} + t"
+            loop.append(f"    memcpy({sub.tensor(b, 'uint8_t')}, {part(x, at, batch * steps)}, "
+                        f"{plan.graph.values[b].nbytes});")  # fmt: skip
+    loop += ["    " + line for line in _steps(sub, node, "body")]
+    for o, y in zip(body_out, node.outputs[:n_states]):
+        loop.append(f"    memcpy({part(y, 'b', batch)}, {sub.tensor(o, 'uint8_t')}, {plan.graph.values[o].nbytes});")
+    for o, y in zip(body_out[n_states:], node.outputs[n_states:]):
+        if y:
+            loop.append(f"    memcpy({part(y, f'b * {steps} + t', batch * steps)}, {sub.tensor(o, 'uint8_t')}, "
+                        f"{plan.graph.values[o].nbytes});")  # fmt: skip
+    ctx.weight_bytes = sub.weight_bytes
+    return "\n".join([*lines, *loop, "  }", "}"])

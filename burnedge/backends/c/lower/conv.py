@@ -18,7 +18,8 @@ Kernels, chosen per node from the constant shapes and those layouts:
   output channels);
 - otherwise the NCHW kernels: be_conv2d_f32 (im2col + GEMM, weights as A panels; 1x1 convs read the input in
   place) and be_dwconv2d_f32 (width-vectorised). They also take weights that arrive at run time (a graph input or
-  a computed tensor), read in ONNX's layout where constant ones are packed; ConvTranspose likewise.
+  a computed tensor), read in ONNX's layout where constant ones are packed; ConvTranspose likewise (1-D and 2-D;
+  conv_transpose_nd.py runs the rest).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import numpy as np
 from ....ir import Graph, Node
 from ....ops.conv_transpose import _ct_geometry
 from . import Ctx, lower
+from .conv_transpose_nd import conv_transpose_nd, convt_nd_scratch
 from .dense import MAX_THREADS, MR, NR, _epi, _gemm_scratch_bytes, _input, _require_f32, pack_a, pack_b
 from .layout import conv_geo, nhwc_capable, nhwc_tensors
 
@@ -175,20 +177,26 @@ def _convt_geo(graph: Graph, node: Node) -> list[int] | None:
     return [n, c, h, wd, w[1] * group, group, *kernel, *strides, *dil, *begin, *out]
 
 
-def _convt_scratch(graph: Graph, node: Node) -> int:
+def _convt_nd(graph: Graph, node: Node) -> bool:
+    """Whether conv_transpose_nd.py runs the node: 3-D, float64, or an output offset before the first input."""
     f = _convt_geo(graph, node)
-    if f is None:
-        return 0
+    return f is None or graph.values[node.inputs[0]].dtype == np.float64 or min(f[12], f[13]) < 0
+
+
+def _convt_scratch(graph: Graph, node: Node) -> int:
+    if _convt_nd(graph, node):
+        return convt_nd_scratch(graph, node)
+    f = _convt_geo(graph, node)
     n, c, h, wd, m, g, kh, kw = f[:8]
     return (m // g * kh * kw * h * wd) * 4 + _gemm_scratch_bytes(c // g)
 
 
 @lower("ConvTranspose", scratch=_convt_scratch)
 def conv_transpose(ctx: Ctx, node: Node) -> str:
+    if _convt_nd(ctx.graph, node):
+        return conv_transpose_nd(ctx, node)
     _require_f32(ctx, node)
     f = _convt_geo(ctx.graph, node)
-    ctx.require(f is not None, "only 1-D and 2-D transposed convolutions are supported")
-    ctx.require(min(f[12], f[13]) >= 0, "negative output offsets are not supported")
     w = ctx.const(node.inputs[1])
     c, g = f[1], f[5]
     if w is not None:

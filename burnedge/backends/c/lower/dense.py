@@ -162,6 +162,8 @@ def _mm_w8(graph: Graph, node: Node):
 
 def _mm_scratch(graph: Graph, node: Node) -> int:
     ea, _, _, _, k, _ = _mm_dims(graph, node)
+    if graph.values[node.inputs[0]].dtype == np.float64:
+        return 0
     if _mm_flat(graph, node):
         return w8_scratch_bytes(k, math.prod(ea[:-1])) if _mm_w8(graph, node) is not None else 0
     return _gemm_scratch_bytes(k)
@@ -191,6 +193,8 @@ def _bias_strides(ctx: Ctx, shape: tuple[int, ...], out: tuple[int, ...], node: 
 @lower("MatMul", scratch=_mm_scratch)
 @lower("FusedMatMul", domain="burnedge", scratch=_mm_scratch)
 def matmul(ctx: Ctx, node: Node) -> str:
+    if node.op.domain == "" and ctx.dtype(node.inputs[0]) == np.float64:
+        return _matmul_f64(ctx, node)
     _require_f32(ctx, node)
     ea, eb, batch, m, k, n = _mm_dims(ctx.graph, node)
     out_shape = ctx.shape(node.outputs[0])
@@ -219,12 +223,8 @@ def matmul(ctx: Ctx, node: Node) -> str:
                           f"    {call}", "  }", "}"])  # fmt: skip
     sta = _batch_strides(ea[:-2], batch, m * k)
     stb = _batch_strides(eb[:-2], batch, k * n)
-    lines = ["{", f"  for (long bi = 0; bi < {math.prod(batch)}; bi++) {{", "    long r = bi, oa = 0, ob = 0;"]
-    for d in range(len(batch) - 1, -1, -1):
-        lines.append(
-            f"    {{ const long i = r % {batch[d]}; r /= {batch[d]}; oa += i * {sta[d]}; ob += i * {stb[d]}; }}"
-        )
-    lines.append("    (void)r;")
+    lines = ["{", f"  for (long bi = 0; bi < {math.prod(batch)}; bi++) {{"]
+    _batch_offsets(lines, batch, sta, stb)
     add1 = f"({ctx.tensor(res)} + bi * {m * n})" if res else "0"
     epi = _epi(ctx, node, add0=add0, s0=s0, add1=add1, s1=(n, 1))
     a, b = ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1])
@@ -232,6 +232,42 @@ def matmul(ctx: Ctx, node: Node) -> str:
         f"    const be_epi ep = {epi};",
         f"    be_gemm_f32({m}, {n}, {k}, {a} + oa, {k}, 1, 0, {b} + ob, {n}, 1, 0, {y} + bi * {m * n}, {n}, &ep, "
         f"{ctx.scratch()}, threads);",
+        "  }",
+        "}",
+    ]
+    return "\n".join(lines)
+
+
+def _batch_offsets(lines: list[str], batch: tuple[int, ...], sta: list[int], stb: list[int]) -> None:
+    """C statements that split the batch index `bi` into the element offsets oa, ob of A's and B's matrices."""
+    lines.append("    long r = bi, oa = 0, ob = 0;")
+    for d in range(len(batch) - 1, -1, -1):
+        lines.append(
+            f"    {{ const long i = r % {batch[d]}; r /= {batch[d]}; oa += i * {sta[d]}; ob += i * {stb[d]}; }}"
+        )
+    lines.append("    (void)r;")
+
+
+def _matmul_f64(ctx: Ctx, node: Node) -> str:
+    """float64 MatMul as a plain triple loop in double (numpy's matmul accumulates in double too): float64 graphs
+    are small (scientific models, the double-precision node tests), so no packed kernel is kept for them."""
+    for name in [*node.inputs, *node.outputs]:
+        ctx.require(ctx.dtype(name) == np.float64, f"{name!r} is {ctx.dtype(name)}; MatMul mixes no dtypes")
+    ea, eb, batch, m, k, n = _mm_dims(ctx.graph, node)
+    if ctx.size(node.outputs[0]) == 0:
+        return "/* empty */"
+    a, b, y = ctx.tensor(node.inputs[0]), ctx.tensor(node.inputs[1]), ctx.tensor(node.outputs[0])
+    lines = ["{", f"  for (long bi = 0; bi < {math.prod(batch)}; bi++) {{"]
+    _batch_offsets(lines, batch, _batch_strides(ea[:-2], batch, m * k), _batch_strides(eb[:-2], batch, k * n))
+    lines += [
+        f"    const double *ap = {a} + oa, *bp = {b} + ob;",
+        f"    double *yp = {y} + bi * {m * n};",
+        f"    for (long i = 0; i < {m}; i++)",
+        f"      for (long j = 0; j < {n}; j++) {{",
+        "        double acc = 0.0;",
+        f"        for (long p = 0; p < {k}; p++) acc += ap[i * {k} + p] * bp[p * {n} + j];",
+        f"        yp[i * {n} + j] = acc;",
+        "      }",
         "  }",
         "}",
     ]

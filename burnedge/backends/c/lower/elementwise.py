@@ -281,16 +281,19 @@ def gen_loop(ctx: Ctx, out: str, inputs: list[str], body: Body) -> str:
     out_t = storage_ctype(out_dt)
     final = store(expr, out_dt) if out_dt.name in STORAGE else f"({out_t})({expr})"
     lines = ["{", *("  " + d for d in decls), f"  {out_t} *outp = {ctx.tensor(out, out_t)};"]
-    if n >= 1 << 16:
-        lines.append("  #pragma omp parallel for num_threads(threads) if (threads > 1)")
+    parallel = n >= 1 << 16 and dims[0] > 1  # the outer loop split over the worker pool
     for d, (i, size) in enumerate(zip(idx, dims)):
-        lines.append("  " * (d + 1) + f"for (long {i} = 0; {i} < {size}; {i}++) {{")
+        lo, hi = ("lo", "hi") if parallel and d == 0 else ("0", size)
+        lines.append("  " * (d + 1) + f"for (long {i} = {lo}; {i} < {hi}; {i}++) {{")
     pad = "  " * (len(dims) + 1)
     lines += [pad + ld for ld in loads]
     lines += [pad + st for st in stmts]
     lines.append(pad + f"outp[{offset(out_stride)}] = {final};")
     lines += ["  " * (d + 1) + "}" for d in range(len(dims) - 1, -1, -1)]
     lines.append("}")
+    if parallel:
+        task = ctx.task(lines)
+        return f"{{ be_step_args a = {{arena, weights}}; be_parallel(threads, {dims[0]}, {task}, &a); }}"
     return "\n".join(lines)
 
 

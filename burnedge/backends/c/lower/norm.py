@@ -1,5 +1,5 @@
-"""Normalisation lowerings: Softmax, LogSoftmax, LayerNormalization, BatchNormalization (inference),
-InstanceNormalization, GroupNormalization, LpNormalization and LRN.
+"""Normalisation lowerings: Softmax, LogSoftmax, LayerNormalization, BatchNormalization (inference with constant
+parameters; batch_norm.py does the rest), InstanceNormalization, GroupNormalization, LpNormalization and LRN.
 
 Softmax and LogSoftmax before opset 13 see the input as 2D at `axis` (rows of prod(shape[axis:])); from 13 they
 normalise one axis. BatchNormalization folds its four constant vectors into k = scale / sqrt(var + eps) and
@@ -16,6 +16,7 @@ import numpy as np
 
 from ....ir import Node
 from . import Ctx, lower
+from .batch_norm import batch_norm_general, needs_general
 from .reduce import attr, flit, kernel, norm_axis, split
 
 
@@ -40,12 +41,33 @@ def norm_rows(ctx: Ctx, node: Node) -> tuple[tuple[int, ...], int, int, int]:
 @lower("Softmax", "LogSoftmax")
 def softmax(ctx: Ctx, node: Node) -> str:
     x, y = node.inputs[0], node.outputs[0]
-    ctx.require(ctx.dtype(x) == np.float32, f"no C {node.op_type} on {ctx.dtype(x)}")
+    ctx.require(ctx.dtype(x) in (np.float32, np.float64), f"no C {node.op_type} on {ctx.dtype(x)}")
     if ctx.size(x) == 0:
         return "/* empty */"
     outer, n, inner = softmax_axes(ctx, node, ctx.shape(x))
     log_ = int(node.op_type == "LogSoftmax")
+    if ctx.dtype(x) == np.float64:
+        return _softmax_f64(ctx.tensor(x), ctx.tensor(y), outer, n, inner, log_)
     return f"{kernel('be_softmax_f32')}({ctx.tensor(x)}, {ctx.tensor(y)}, {outer}, {n}, {inner}, {log_}, threads);"
+
+
+def _softmax_f64(x: str, y: str, outer: int, n: int, inner: int, log_: int) -> str:
+    """float64 (Log)Softmax in double, one strided row at a time: exp(x - max) / sum, or x - max - log(sum)."""
+    out = "v - mx - log(s)" if log_ else "exp(v - mx) / s"
+    return "\n".join([
+        "{",
+        f"  const double *xp = {x};",
+        f"  double *yp = {y};",
+        f"  for (long o = 0; o < {outer}; o++)",
+        f"    for (long i = 0; i < {inner}; i++) {{",
+        f"      const double *r = xp + o * {n * inner} + i;",
+        f"      double *w = yp + o * {n * inner} + i, mx = -INFINITY, s = 0.0;",
+        f"      for (long j = 0; j < {n}; j++) if (r[j * {inner}] > mx) mx = r[j * {inner}];",
+        f"      for (long j = 0; j < {n}; j++) s += exp(r[j * {inner}] - mx);",
+        f"      for (long j = 0; j < {n}; j++) {{ const double v = r[j * {inner}]; w[j * {inner}] = {out}; }}",
+        "    }",
+        "}",
+    ])  # fmt: skip
 
 
 def _vector(ctx: Ctx, name: str, shape: tuple[int, ...], what: str) -> str:
@@ -88,11 +110,10 @@ def layer_normalization(ctx: Ctx, node: Node) -> str:
 @lower("BatchNormalization")
 def batch_normalization(ctx: Ctx, node: Node) -> str:
     x, y = node.inputs[0], node.outputs[0]
+    if needs_general(ctx, node):
+        return batch_norm_general(ctx, node)
     ctx.require(ctx.dtype(x) == np.float32, f"no C BatchNormalization on {ctx.dtype(x)}")
-    ctx.require(not attr(node, "training_mode", 0), "training mode")
-    ctx.require(len([o for o in node.outputs if o]) == 1, "only inference (one output)")
     params = [ctx.const(n) for n in node.inputs[1:5]]
-    ctx.require(all(p is not None for p in params), "scale, B, mean and var must be constants")
     shape = ctx.shape(x)
     ctx.require(len(shape) >= 2, "an input of rank < 2")
     if attr(node, "spatial", 1):

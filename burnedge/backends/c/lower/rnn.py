@@ -4,7 +4,8 @@ Per direction the lowering packs W^T [I, G*H] and R^T [H, G*H] (so the kernel's 
 sums the biases that add outside any gate product (Wb + Rb, except GRU's hidden-gate Rb under
 linear_before_reset, which is passed on its own), and describes X, Y, Y_h / Y_c and the initial states by
 element strides, so both layouts and both directions use the same kernel (kernels/rnn.c). The kernel's scratch
-(the input projection of every step, the gates, the states) is reused by the second direction.
+(the input projection of every step, the gates, the states) is reused by the second direction. sequence_lens
+that are ragged or known only at run time go to the kernel, which stops each sequence at its length.
 """
 
 from __future__ import annotations
@@ -91,12 +92,14 @@ def recurrent(ctx: Ctx, node: Node) -> str:
     ctx.require(ctx.dtype(ins["X"]) == np.float32, "float32 only")
     T, B, n_in, H, D = _dims(ctx.graph, node)
     layout = int(a.get("layout", 0))
+    lens_ptr = "NULL"  # every sequence T steps long
     if ins["sequence_lens"]:
         lens = ctx.const(ins["sequence_lens"])
-        ctx.require(
-            lens is not None and bool((np.asarray(lens) >= T).all()),
-            "sequence_lens must be a constant equal to T (ragged or run-time lengths are not supported)",
-        )
+        if lens is None or not bool((np.asarray(lens) >= T).all()):  # ragged, or known only at run time
+            seq = ins["sequence_lens"]
+            ctx.require(ctx.dtype(seq) == np.int32, f"sequence_lens is {ctx.dtype(seq)}, expected int32")
+            ctx.require(ctx.size(seq) == B, f"sequence_lens has {ctx.size(seq)} values, expected one per batch ({B})")
+            lens_ptr = ctx.tensor(seq)
     clip = a.get("clip")
     ctx.require(clip is None or clip > 0, "clip must be positive")
     G = GATES[op]
@@ -145,7 +148,7 @@ def recurrent(ctx: Ctx, node: Node) -> str:
             f".input_forget = {int(a.get('input_forget', 0) or 0)}, .clip = {_f(clip or 0.0)}, "
             f".act = {{{f0}, {f1}, {f2}}}, .alpha = {{{_f(a0)}, {_f(a1)}, {_f(a2)}}}, "
             f".beta = {{{_f(b0)}, {_f(b1)}, {_f(b2)}}}, .x_t = {x_t}, .x_b = {x_b}, .y_t = {y_t}, .y_b = {y_b}, "
-            f".s_b = {s_b}}}"
+            f".s_b = {s_b}, .lens = {lens_ptr}}}"
         )
         code.append(
             f"be_rnn_f32({cfg},\n  {ctx.tensor(ins['X'])}, {wt}, {rt}, {bp}, {rbh}, {pp}, "

@@ -1,4 +1,4 @@
-"""DFT (opsets 17 and 20) and STFT (opset 17).
+"""DFT (opsets 17 and 20), STFT and MelWeightMatrix (opset 17).
 
 DFT runs on be_dft_f32 (kernels/signal.h): the axis and dft_length must be constants (bound when they are graph
 inputs: they decide the output's shape); the twiddles of the n-point transform are computed here in double and
@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....ir import Node
-from . import Ctx, lower
+from . import Ctx, ctype, lower
 from .movement import ints
 from .reduce import attr, norm_axis, split
 
@@ -105,5 +105,40 @@ def stft(ctx: Ctx, node: Node) -> str:
         "        o[0] = (float)re;",
         "        o[1] = (float)im;",
         "      }",
+        "}",
+    ])  # fmt: skip
+
+
+@lower("MelWeightMatrix")
+def mel_weight_matrix(ctx: Ctx, node: Node) -> str:
+    """[dft_length // 2 + 1, num_mel_bins] triangular filters as the reference bins them: num_mel_bins and
+    dft_length constant (they decide the shape), the sample rate and the band edges at run time; the filter edges
+    are computed in double, their FFT bins floor((dft_length + 1) * hz / rate) (0 at a zero rate)."""
+    n_mel, n_dft = _const_scalar(ctx, node, 0, "num_mel_bins"), _const_scalar(ctx, node, 1, "dft_length")
+    ctx.require(n_mel is not None and n_dft is not None, "num_mel_bins and dft_length must be given")
+    y, bins = node.outputs[0], n_dft // 2 + 1
+    ctx.require(list(ctx.shape(y)) == [bins, n_mel], f"the output is {list(ctx.shape(y))}, expected {[bins, n_mel]}")
+    if bins * n_mel == 0:
+        return "/* empty */"
+    ct = ctype(ctx.dtype(y))
+    rate, lo, hi = (f"(double){ctx.tensor(name)}[0]" for name in node.inputs[2:5])
+    return "\n".join([
+        "{",
+        f"  const double rate = {rate}, lo = 2595.0 * log10(1.0 + {lo} / 700.0);",
+        f"  const double step = (2595.0 * log10(1.0 + {hi} / 700.0) - lo) / {n_mel + 2};",
+        f"  {ct} *yp = {ctx.tensor(y)};",
+        f"  int64_t fb[{n_mel + 2}];",
+        f"  for (long i = 0; i < {n_mel + 2}; i++) {{",
+        "    const double hz = 700.0 * (pow(10.0, ((double)i * step + lo) / 2595.0) - 1.0);",
+        f"    fb[i] = rate != 0.0 ? (int64_t)floor({n_dft + 1}.0 * hz / rate) : 0;",
+        "  }",
+        f"  for (long j = 0; j < {bins}; j++)",
+        f"    for (long i = 0; i < {n_mel}; i++) {{",
+        "      const int64_t l = fb[i], c = fb[i + 1], r = fb[i + 2];",
+        "      double v = 0.0;",
+        "      if (j >= c && j < r) v = (double)(r - j) / (double)(r - c > 1 ? r - c : 1);",
+        "      else if (j >= l && j <= c) v = c > l ? (double)(j - l) / (double)(c - l > 1 ? c - l : 1) : 1.0;",
+        f"      yp[j * {n_mel} + i] = ({ct})v;",
+        "    }",
         "}",
     ])  # fmt: skip

@@ -6,6 +6,7 @@
  *   (the reference's zero row instead of NaN); a NaN score makes the row NaN.
  * qk_mode 3 (probabilities) stores the masked scores first and turns them into exp(s - m) / l once the row is
  * done. Rows (batch, head, query) are independent: threads split them; the KV cache copy runs before them. */
+#include "workers.h"
 #include "attention.h"
 #include "burnedge.h"
 
@@ -34,14 +35,25 @@ static double be__bias(const be_attention_cfg *c, const float *mask_f, const uin
     return mask_b ? (mask_b[at] ? 0.0 : -INFINITY) : (double)mask_f[at];
 }
 
-void be_attention_f32(const be_attention_cfg *c, const float *q, const float *k, const float *v, const float *past_k,
-                      const float *past_v, const float *mask_f, const uint8_t *mask_b, const int64_t *nonpad,
-                      float *y, float *present_k, float *present_v, float *qk, int threads) {
-    const long T = c->P + c->Lkv, group = c->Hq / c->Hkv, rows = c->B * c->Hq * c->Lq;
-    if (present_k) be__present(past_k, k, present_k, c->B, c->Hkv, c->P, c->Lkv, c->Dk, c->k_b, c->k_h, c->k_s);
-    if (present_v) be__present(past_v, v, present_v, c->B, c->Hkv, c->P, c->Lkv, c->Dv, c->v_b, c->v_h, c->v_s);
-    BE_PARALLEL_FOR(threads > 1 && rows > 1 && rows * T * (c->Dk + c->Dv) > 32768)
-    for (long r = 0; r < rows; r++) {
+typedef struct {
+    const be_attention_cfg *c;
+    const float *q, *k, *v, *past_k, *past_v, *mask_f;
+    const uint8_t *mask_b;
+    const int64_t *nonpad;
+    float *y, *qk;
+} be__attention_call;
+
+/* query rows [lo, hi), each with its online softmax */
+static void be__attention_rows(void *ctx, int tid, long lo, long hi) {
+    const be__attention_call *a = ctx;
+    const be_attention_cfg *c = a->c;
+    const float *q = a->q, *k = a->k, *v = a->v, *past_k = a->past_k, *past_v = a->past_v, *mask_f = a->mask_f;
+    const uint8_t *mask_b = a->mask_b;
+    const int64_t *nonpad = a->nonpad;
+    float *y = a->y, *qk = a->qk;
+    const long T = c->P + c->Lkv, group = c->Hq / c->Hkv;
+    (void)tid;
+    for (long r = lo; r < hi; r++) {
         const long b = r / (c->Hq * c->Lq), h = (r / c->Lq) % c->Hq, i = r % c->Lq, hk = h / group;
         const float *qr = q + b * c->q_b + h * c->q_h + i * c->q_s;
         float *yr = y + b * c->y_b + h * c->y_h + i * c->y_s;
@@ -77,4 +89,14 @@ void be_attention_f32(const be_attention_cfg *c, const float *q, const float *k,
             for (long j = 0; j < T; j++)
                 qkr[j] = nan ? NAN : l > 0.0 && qkr[j] > -INFINITY ? (float)(exp((double)qkr[j] - m) / l) : 0.0f;
     }
+}
+
+void be_attention_f32(const be_attention_cfg *c, const float *q, const float *k, const float *v, const float *past_k,
+                      const float *past_v, const float *mask_f, const uint8_t *mask_b, const int64_t *nonpad,
+                      float *y, float *present_k, float *present_v, float *qk, int threads) {
+    const long T = c->P + c->Lkv, rows = c->B * c->Hq * c->Lq;
+    if (present_k) be__present(past_k, k, present_k, c->B, c->Hkv, c->P, c->Lkv, c->Dk, c->k_b, c->k_h, c->k_s);
+    if (present_v) be__present(past_v, v, present_v, c->B, c->Hkv, c->P, c->Lkv, c->Dv, c->v_b, c->v_h, c->v_s);
+    be__attention_call a = {c, q, k, v, past_k, past_v, mask_f, mask_b, nonpad, y, qk};
+    be_parallel(rows * T * (c->Dk + c->Dv) > 32768 ? threads : 1, rows, be__attention_rows, &a);
 }

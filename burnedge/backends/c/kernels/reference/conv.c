@@ -13,6 +13,7 @@
  * its bias plus the cols scattered at (iy*sh + ky*dh - ph, ix*sw + kx*dw - pw), kernel positions in order.
  */
 #include "conv.h"
+#include "workers.h"
 
 /* im2col of output positions j0 .. j0+nr-1 of one image and group, as one NR-wide B panel */
 static void im2col_panel(const float *x, const be_conv_geo *g, int cg, long j0, int nr, float *dst) {
@@ -63,63 +64,113 @@ static void im2col_panel(const float *x, const be_conv_geo *g, int cg, long j0, 
             for (int t = nr; t < BE_NR; t++) dst[k * BE_NR + t] = 0.0f;
 }
 
-void be_conv2d_f32(const float *x, const float *wpack, int packed, float *y, const be_epi *e, const be_conv_geo *g,
-                   float *scratch, int threads) {
-    const int cg = g->C / g->G, mg = g->M / g->G;
-    const long K = (long)cg * g->KH * g->KW, hw = (long)g->H * g->W, ohw = (long)g->OH * g->OW;
-    const int direct = g->KH == 1 && g->KW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0 &&
-                       g->OH == g->H && g->OW == g->W;
-    const long np = (ohw + BE_NR - 1) / BE_NR, mp = (mg + BE_MR - 1) / BE_MR, nb = be_gemm_nb(K);
-    const long nblk = (np + nb - 1) / nb, blocks = (long)g->N * g->G * nblk;
-    int nt = threads < BE_DENSE_MAX_THREADS ? threads : BE_DENSE_MAX_THREADS;
-    if ((double)g->N * g->M * ohw * K < 200000.0) nt = 1;
-    long mchunks = 1;
-    if (nt > 1 && blocks < 2 * nt) mchunks = mp < nt ? mp : nt;
-    const long jobs = blocks * mchunks;
-    if (nt > jobs) nt = (int)jobs;
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (int t = 0; t < nt; t++) {
-        float *slice = scratch + (long)t * be_gemm_slice(K);
-        for (long job = t; job < jobs; job += nt) {
-            const long mc = job % mchunks, rest = job / mchunks;
-            const long blk = rest % nblk, ng = rest / nblk;
-            const int n = (int)(ng / g->G), gi = (int)(ng % g->G);
-            const long q0 = blk * nb, q1 = q0 + nb < np ? q0 + nb : np;
-            const float *xg = x + ((long)n * g->C + (long)gi * cg) * hw;
-            const float *bp[16];
-            long ldb[16];
+typedef struct {
+    const float *x, *wpack;
+    float *y, *scratch;
+    const be_epi *e;
+    const be_conv_geo *g;
+    long K, hw, ohw, np, mp, nb, nblk, mchunks;
+    int packed, direct;
+} conv2d_call;
+
+/* jobs [lo, hi) of be_conv2d_f32 on thread t (its scratch slice) */
+static void conv2d_jobs(void *ctx, int t, long lo, long hi) {
+    const conv2d_call *c = ctx;
+    const be_conv_geo *g = c->g;
+    const int cg = g->C / g->G, mg = g->M / g->G, packed = c->packed, direct = c->direct;
+    const long K = c->K, hw = c->hw, ohw = c->ohw, np = c->np, mp = c->mp, nb = c->nb, nblk = c->nblk;
+    const long mchunks = c->mchunks;
+    float *slice = c->scratch + (long)t * be_gemm_slice(K);
+    for (long job = lo; job < hi; job++) {
+        const long mc = job % mchunks, rest = job / mchunks;
+        const long blk = rest % nblk, ng = rest / nblk;
+        const int n = (int)(ng / g->G), gi = (int)(ng % g->G);
+        const long q0 = blk * nb, q1 = q0 + nb < np ? q0 + nb : np;
+        const float *xg = c->x + ((long)n * g->C + (long)gi * cg) * hw;
+        const float *bp[16];
+        long ldb[16];
+        for (long q = q0; q < q1; q++) {
+            const long j0 = q * BE_NR;
+            const int nr = (int)(ohw - j0 < BE_NR ? ohw - j0 : BE_NR);
+            float *dst = slice + (q - q0) * K * BE_NR;
+            bp[q - q0] = dst;
+            ldb[q - q0] = BE_NR;
+            if (direct && nr == BE_NR) {
+                bp[q - q0] = xg + j0;
+                ldb[q - q0] = hw;
+            } else if (direct) {
+                be_gemm_pack_b(K, xg, hw, 1, j0, nr, dst);
+            } else {
+                im2col_panel(xg, g, cg, j0, nr, dst);
+            }
+        }
+        be_epi ep = *c->e;
+        if (ep.add1) ep.add1 += (long)n * g->M * ohw;
+        float *yimg = c->y + (long)n * g->M * ohw;
+        const float *wg = c->wpack + (long)gi * (packed ? mp * BE_MR : mg) * K;
+        const long rsa = packed ? 1 : K, csa = packed ? BE_MR : 1; /* A(r, k) of one panel of rows */
+        const long p0 = mp * mc / mchunks, p1 = mp * (mc + 1) / mchunks;
+        for (long p = p0; p < p1; p++) {
+            const long i0 = (long)gi * mg + p * BE_MR;
+            const int mr = (int)(mg - p * BE_MR < BE_MR ? mg - p * BE_MR : BE_MR);
             for (long q = q0; q < q1; q++) {
                 const long j0 = q * BE_NR;
                 const int nr = (int)(ohw - j0 < BE_NR ? ohw - j0 : BE_NR);
-                float *dst = slice + (q - q0) * K * BE_NR;
-                bp[q - q0] = dst;
-                ldb[q - q0] = BE_NR;
-                if (direct && nr == BE_NR) {
-                    bp[q - q0] = xg + j0;
-                    ldb[q - q0] = hw;
-                } else if (direct) {
-                    be_gemm_pack_b(K, xg, hw, 1, j0, nr, dst);
-                } else {
-                    im2col_panel(xg, g, cg, j0, nr, dst);
-                }
-            }
-            be_epi ep = *e;
-            if (ep.add1) ep.add1 += (long)n * g->M * ohw;
-            float *yimg = y + (long)n * g->M * ohw;
-            const float *wg = wpack + (long)gi * (packed ? mp * BE_MR : mg) * K;
-            const long rsa = packed ? 1 : K, csa = packed ? BE_MR : 1; /* A(r, k) of one panel of rows */
-            const long p0 = mp * mc / mchunks, p1 = mp * (mc + 1) / mchunks;
-            for (long p = p0; p < p1; p++) {
-                const long i0 = (long)gi * mg + p * BE_MR;
-                const int mr = (int)(mg - p * BE_MR < BE_MR ? mg - p * BE_MR : BE_MR);
-                for (long q = q0; q < q1; q++) {
-                    const long j0 = q * BE_NR;
-                    const int nr = (int)(ohw - j0 < BE_NR ? ohw - j0 : BE_NR);
-                    be_gemm_tile(K, wg + p * BE_MR * K, rsa, csa, mr, bp[q - q0], ldb[q - q0], nr,
-                                 yimg + i0 * ohw + j0, ohw, &ep, i0, j0);
-                }
+                be_gemm_tile(K, wg + p * BE_MR * K, rsa, csa, mr, bp[q - q0], ldb[q - q0], nr, yimg + i0 * ohw + j0,
+                             ohw, &ep, i0, j0);
             }
         }
+    }
+}
+
+void be_conv2d_f32(const float *x, const float *wpack, int packed, float *y, const be_epi *e, const be_conv_geo *g,
+                   float *scratch, int threads) {
+    conv2d_call c = {.x = x, .wpack = wpack, .y = y, .scratch = scratch, .e = e, .g = g, .packed = packed};
+    const int cg = g->C / g->G, mg = g->M / g->G;
+    c.K = (long)cg * g->KH * g->KW, c.hw = (long)g->H * g->W, c.ohw = (long)g->OH * g->OW;
+    c.direct = g->KH == 1 && g->KW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0 && g->OH == g->H &&
+               g->OW == g->W;
+    c.np = (c.ohw + BE_NR - 1) / BE_NR, c.mp = (mg + BE_MR - 1) / BE_MR, c.nb = be_gemm_nb(c.K);
+    c.nblk = (c.np + c.nb - 1) / c.nb;
+    const long blocks = (long)g->N * g->G * c.nblk;
+    int nt = threads < BE_DENSE_MAX_THREADS ? threads : BE_DENSE_MAX_THREADS;
+    if ((double)g->N * g->M * c.ohw * c.K < 200000.0) nt = 1;
+    c.mchunks = 1;
+    if (nt > 1 && blocks < 2 * nt) c.mchunks = c.mp < nt ? c.mp : nt;
+    be_parallel(nt, blocks * c.mchunks, conv2d_jobs, &c);
+}
+
+typedef struct {
+    const float *cols, *bias;
+    float *y;
+    const be_conv_geo *g;
+    int n, gi;
+} convt_call;
+
+/* output channels [lo, hi) of one (image, group): col2im of the gemm's columns, the bias first */
+static void convt_channels(void *ctx, int t, long lo, long hi) {
+    (void)t;
+    const convt_call *c = ctx;
+    const be_conv_geo *g = c->g;
+    const int mg = g->M / g->G;
+    const long kk = (long)g->KH * g->KW, hw = (long)g->H * g->W, ohw = (long)g->OH * g->OW;
+    for (long m = lo; m < hi; m++) {
+        const long oc = (long)c->gi * mg + m;
+        float *yp = c->y + ((long)c->n * g->M + oc) * ohw;
+        const float b = c->bias ? c->bias[oc] : 0.0f;
+        for (long i = 0; i < ohw; i++) yp[i] = b;
+        for (int ky = 0; ky < g->KH; ky++)
+            for (int kx = 0; kx < g->KW; kx++) {
+                const float *cp = c->cols + (m * kk + (long)ky * g->KW + kx) * hw;
+                for (int iy = 0; iy < g->H; iy++) {
+                    const int oy = iy * g->sh + ky * g->dh - g->ph;
+                    if (oy < 0 || oy >= g->OH) continue;
+                    for (int ix = 0; ix < g->W; ix++) {
+                        const int ox = ix * g->sw + kx * g->dw - g->pw;
+                        if (ox >= 0 && ox < g->OW) yp[(long)oy * g->OW + ox] += cp[(long)iy * g->W + ix];
+                    }
+                }
+            }
     }
 }
 
@@ -140,25 +191,8 @@ void be_convt2d_f32(const float *x, const float *wpack, int packed, const float 
             else /* ONNX's (C, Mg, KH, KW): A(row, k) = w[(gi*cg + k)*rows + row] */
                 be_gemm_f32(rows, hw, cg, wpack + (long)gi * cg * rows, 1, rows, 0, xg, hw, 1, 0, cols, hw, &none, gs,
                             threads);
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && mg * ohw > 4096)
-            for (int m = 0; m < mg; m++) {
-                const long oc = (long)gi * mg + m;
-                float *yp = y + ((long)n * g->M + oc) * ohw;
-                const float b = bias ? bias[oc] : 0.0f;
-                for (long i = 0; i < ohw; i++) yp[i] = b;
-                for (int ky = 0; ky < g->KH; ky++)
-                    for (int kx = 0; kx < g->KW; kx++) {
-                        const float *cp = cols + ((long)m * kk + (long)ky * g->KW + kx) * hw;
-                        for (int iy = 0; iy < g->H; iy++) {
-                            const int oy = iy * g->sh + ky * g->dh - g->ph;
-                            if (oy < 0 || oy >= g->OH) continue;
-                            for (int ix = 0; ix < g->W; ix++) {
-                                const int ox = ix * g->sw + kx * g->dw - g->pw;
-                                if (ox >= 0 && ox < g->OW) yp[(long)oy * g->OW + ox] += cp[(long)iy * g->W + ix];
-                            }
-                        }
-                    }
-            }
+            convt_call c = {cols, bias, y, g, n, gi};
+            be_parallel(mg * ohw > 4096 ? nt : 1, mg, convt_channels, &c);
         }
     }
 }

@@ -4,6 +4,7 @@
 #ifndef BURNEDGE_CONV_DW_LOOPS_H
 #define BURNEDGE_CONV_DW_LOOPS_H
 
+#include "workers.h"
 #include "conv.h"
 
 /* copies the input plane into the padded, phase-split plane P; only the cells that hold input are written (the
@@ -48,35 +49,51 @@ static void plane_portable(const float *P, long rl, const float *wk, float *yp, 
     }
 }
 
-static void dwconv(const float *x, const float *w, float *y, const be_epi *e, const be_conv_geo *g, float *scratch,
-                   int threads, int portable) {
+typedef struct {
+    const float *x, *w;
+    float *y, *scratch;
+    const be_epi *e;
+    const be_conv_geo *g;
+    int portable;
+} dw_nchw_call;
+
+/* planes (image, output channel) [lo, hi) on thread t, in its scratch slice: a padded input plane */
+static void dw_planes(void *ctx, int t, long lo, long hi) {
+    const dw_nchw_call *c = ctx;
+    const be_conv_geo *g = c->g;
+    const float *x = c->x, *w = c->w;
+    float *y = c->y;
+    const int portable = c->portable;
     const long hp = (long)(g->OH - 1) * g->sh + (long)(g->KH - 1) * g->dh + 1;
     const long rl = be_dwconv_row(g), slice = hp * g->sw * rl;
     const long hw = (long)g->H * g->W, ohw = (long)g->OH * g->OW, kk = (long)g->KH * g->KW;
     const int mult = g->M / g->C;
+    float *P = c->scratch + (long)t * slice;
+    memset(P, 0, (size_t)slice * sizeof(float));
+    long padded = -1;
+    for (long job = lo; job < hi; job++) {
+        const long n = job / g->M, m = job % g->M, src = n * g->C + m / mult;
+        if (src != padded) {
+            pad_plane(x + src * hw, g, hp, rl, P);
+            padded = src;
+        }
+        be_epi ep = *c->e;
+        if (ep.add1) ep.add1 += n * g->M * ohw;
+        float *yp = y + job * ohw;
+        DW_PLANE_VEC()
+        plane_portable(P, rl, w + m * kk, yp, &ep, m, g);
+    }
+}
+
+static void dwconv(const float *x, const float *w, float *y, const be_epi *e, const be_conv_geo *g, float *scratch,
+                   int threads, int portable) {
+    const long ohw = (long)g->OH * g->OW, kk = (long)g->KH * g->KW;
     const long jobs = (long)g->N * g->M;
     int nt = threads < BE_DENSE_MAX_THREADS ? threads : BE_DENSE_MAX_THREADS;
     if ((double)jobs * ohw * kk < 100000.0) nt = 1;
     if (nt > jobs) nt = (int)jobs;
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (int t = 0; t < nt; t++) {
-        float *P = scratch + (long)t * slice;
-        memset(P, 0, (size_t)slice * sizeof(float));
-        const long per = (jobs + nt - 1) / nt, j0 = t * per, j1 = j0 + per < jobs ? j0 + per : jobs;
-        long padded = -1;
-        for (long job = j0; job < j1; job++) {
-            const long n = job / g->M, m = job % g->M, src = n * g->C + m / mult;
-            if (src != padded) {
-                pad_plane(x + src * hw, g, hp, rl, P);
-                padded = src;
-            }
-            be_epi ep = *e;
-            if (ep.add1) ep.add1 += n * g->M * ohw;
-            float *yp = y + job * ohw;
-            DW_PLANE_VEC()
-            plane_portable(P, rl, w + m * kk, yp, &ep, m, g);
-        }
-    }
+    dw_nchw_call c = {x, w, y, scratch, e, g, portable};
+    be_parallel(nt, jobs, dw_planes, &c);
 }
 
 void be_dwconv2d_f32(const float *x, const float *w, float *y, const be_epi *e, const be_conv_geo *g, float *scratch,

@@ -1,11 +1,12 @@
 /* Internal to the kernel sets: the job loop and driver of conv_dw_nhwc.c (reference/conv_dw_nhwc.c has the
  * algorithm). A set's conv_dw_nhwc.c defines, after conv_dw_nhwc_common.h, its band kernels and the statement
- * hooks DWC_DIRECT_VEC and DWC_BAND_VEC (over dw_thread's locals, without a semicolon: DWC_BAND_VEC ends in
+ * hooks DWC_DIRECT_VEC and DWC_BAND_VEC (over dw_jobs's locals, without a semicolon: DWC_BAND_VEC ends in
  * `else`; empty: the portable code), then includes this. */
 #ifndef BURNEDGE_CONV_DW_NHWC_LOOPS_H
 #define BURNEDGE_CONV_DW_NHWC_LOOPS_H
 
 #include "conv_dw_nhwc_common.h"
+#include "workers.h"
 
 typedef struct {
     const float *x, *w;
@@ -16,13 +17,14 @@ typedef struct {
     int flags, portable, act, direct; /* direct: read the NHWC input in place (band_direct) */
 } dw_call;
 
-/* the jobs (bands) of thread t of nt */
-static void dw_thread(const dw_call *d, int t, int nt) {
+/* the jobs (bands) [lo, hi) on thread t (its scratch slice) */
+static void dw_jobs(void *ctx, int t, long lo, long hi) {
+    const dw_call *d = ctx;
     const be_conv_geo *g = d->g;
     const int C = g->C, taps = g->KH * g->KW, out_nhwc = (d->flags & BE_OUT_NHWC) != 0;
     const long c8 = d->c8, wp = d->wp, ihw = (long)g->H * g->W, ohw = (long)g->OH * g->OW;
     float *buf = d->scratch + t * d->slice, *obuf = buf + band_rows_in(g, d->band) * wp * c8;
-    for (long job = d->jobs * t / nt; job < d->jobs * (t + 1) / nt; job++) {
+    for (long job = lo; job < hi; job++) {
         const long n = job / d->nbands, oy0 = job % d->nbands * d->band;
         const long rows = g->OH - oy0 < d->band ? g->OH - oy0 : d->band;
         DWC_DIRECT_VEC()
@@ -71,12 +73,7 @@ static void dwc(const float *x, const float *w, float *y, const be_epi *e, const
     int nt = threads < BE_DENSE_MAX_THREADS ? threads : BE_DENSE_MAX_THREADS;
     if ((double)g->N * g->OH * g->OW * g->C * g->KH * g->KW < 100000.0) nt = 1;
     if (nt > d.jobs) nt = (int)d.jobs;
-    if (nt == 1) { /* no parallel region at all: even an inactive one costs a few hundred ns */
-        dw_thread(&d, 0, 1);
-        return;
-    }
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int t = 0; t < nt; t++) dw_thread(&d, t, nt);
+    be_parallel(nt, d.jobs, dw_jobs, &d);
 }
 
 void be_dwconv_nhwc_f32(const float *x, const float *w, float *y, const be_epi *e, const be_conv_geo *g, int flags,

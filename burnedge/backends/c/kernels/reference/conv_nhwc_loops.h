@@ -4,6 +4,19 @@
 #define BURNEDGE_CONV_NHWC_LOOPS_H
 
 #include "conv_nhwc_jobs.h"
+#include "workers.h"
+
+typedef struct {
+    const conv_job *q;
+    const be_conv_geo *g;
+    const be_epi *e;
+    int act;
+} conv_nhwc_call;
+
+static void conv_nhwc_jobs(void *ctx, int t, long lo, long hi) {
+    const conv_nhwc_call *c = ctx;
+    run_any(c->q, c->g, c->e, t, lo, hi, c->act);
+}
 
 static void conv_nhwc(const float *x, const float *wpack, float *y, const be_epi *e, const be_conv_geo *g, int flags,
                       float *scratch, int threads, int portable) {
@@ -43,12 +56,8 @@ static void conv_nhwc(const float *x, const float *wpack, float *y, const be_epi
     const int fast = e->alpha == 1.0f && (!e->add0 || (e->beta0 == 1.0f && e->rs0 == 0 && e->cs0 == 1)) &&
                      (!e->add1 || (e->rs1 == q.M && e->cs1 == 1)) && e->act <= BE_ACT_CLIP;
     const int act = portable ? -2 : fast ? e->act : -1;
-    if (nt == 1) { /* no parallel region at all: even an inactive one costs a few hundred ns */
-        run_any(&q, g, e, 0, 0, q.jobs, act);
-        return;
-    }
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int t = 0; t < nt; t++) run_any(&q, g, e, t, q.jobs * t / nt, q.jobs * (t + 1) / nt, act);
+    conv_nhwc_call c = {&q, g, e, act};
+    be_parallel(nt, q.jobs, conv_nhwc_jobs, &c);
 }
 
 void be_conv_nhwc_f32(const float *x, const float *wpack, float *y, const be_epi *e, const be_conv_geo *g, int flags,

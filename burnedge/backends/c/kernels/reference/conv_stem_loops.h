@@ -4,6 +4,7 @@
 #ifndef BURNEDGE_CONV_STEM_LOOPS_H
 #define BURNEDGE_CONV_STEM_LOOPS_H
 
+#include "workers.h"
 #include "conv_stem_common.h"
 
 /* output row oy of one image: every channel group, every tile; act: the fast epilogue's activation, -1 generic,
@@ -22,6 +23,22 @@ static void stem_row(const float *ph, const int *toff, const float *wpack, float
             store_generic(tb, y, nhwc, g, e, oy, x0, q * 4);
         }
     }
+}
+
+typedef struct {
+    const float *ph, *wpack;
+    const int *toff;
+    float *y;
+    const be_conv_geo *g;
+    const be_epi *e;
+    long wq;
+    int nhwc, act;
+} stem_call;
+
+static void stem_rows(void *ctx, int tid, long lo, long hi) {
+    const stem_call *s = ctx;
+    (void)tid;
+    for (long oy = lo; oy < hi; oy++) stem_row(s->ph, s->toff, s->wpack, s->y, s->nhwc, s->g, s->e, s->wq, oy, s->act);
 }
 
 static void conv_stem(const float *x, const float *wpack, float *y, const be_epi *e, const be_conv_geo *g, int flags,
@@ -44,8 +61,8 @@ static void conv_stem(const float *x, const float *wpack, float *y, const be_epi
         float *yn = y + n * (long)g->M * ohw;
         be_epi en = *e;
         if (en.add1) en.add1 += n * (long)g->M * ohw;
-        BE_PARALLEL_FOR(threads > 1 && g->OH > 1)
-        for (long oy = 0; oy < g->OH; oy++) stem_row(ph, toff, wpack, yn, nhwc, g, &en, wq, oy, act);
+        stem_call s = {ph, wpack, toff, yn, g, &en, wq, nhwc, act};
+        be_parallel(threads, g->OH, stem_rows, &s);
     }
 }
 

@@ -5,6 +5,7 @@
 #ifndef BURNEDGE_CONV_WINO_LOOPS_H
 #define BURNEDGE_CONV_WINO_LOOPS_H
 
+#include "workers.h"
 #include "conv.h"
 
 /* V = B^T d B of 8 channels: d[i*4 + j] the patch rows i, columns j; v[xi] with xi = i*4 + j */
@@ -109,12 +110,13 @@ static void transform_out(const wino_call *w, const be_epi *ep, float *yi, long 
     }
 }
 
-static void wino_thread(const wino_call *w, int t, int nt) {
+static void wino_jobs(void *ctx, int t, long lo, long hi) {
+    const wino_call *w = ctx;
     const be_conv_geo *g = w->g;
     const long C = w->C, ohw = (long)g->OH * g->OW;
     float *vb = w->slices + t * w->slice, *mb = vb + 16 * BE_MR * C;
     WINO_LOCALS()
-    for (long job = w->jobs * t / nt; job < w->jobs * (t + 1) / nt; job++) {
+    for (long job = lo; job < hi; job++) {
         const long n = job / w->mp, p = job % w->mp;
         const int mr = (int)(w->tiles - p * BE_MR < BE_MR ? w->tiles - p * BE_MR : BE_MR);
         transform_in(w, w->xp + n * w->hp * w->wp * C, p, mr, vb);
@@ -154,12 +156,7 @@ static void wino(const float *x, const float *upack, float *y, const be_epi *e, 
     w.xp = scratch, w.slices = scratch + (g->N * img + 15) / 16 * 16;
     int nt = threads < BE_DENSE_MAX_THREADS ? threads : BE_DENSE_MAX_THREADS;
     if (nt > w.jobs) nt = (int)w.jobs;
-    if (nt <= 1) {
-        wino_thread(&w, 0, 1);
-        return;
-    }
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int t = 0; t < nt; t++) wino_thread(&w, t, nt);
+    be_parallel(nt, w.jobs, wino_jobs, &w);
 }
 
 void be_conv_wino_f32(const float *x, const float *upack, float *y, const be_epi *e, const be_conv_geo *g, int flags,

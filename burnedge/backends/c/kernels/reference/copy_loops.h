@@ -3,6 +3,7 @@
 #ifndef BURNEDGE_COPY_LOOPS_H
 #define BURNEDGE_COPY_LOOPS_H
 
+#include "workers.h"
 #include <string.h>
 
 #include "burnedge.h"
@@ -113,6 +114,21 @@ static void copy_range(uint8_t *restrict out, const uint8_t *restrict in, int el
     }
 }
 
+typedef struct {
+    uint8_t *o;
+    const uint8_t *i;
+    const int64_t *shape, *out_strides, *in_strides, *const *tab;
+    const void *fill;
+    int64_t inner_lo, inner_hi;
+    int elem, ndim, tiled;
+} copy_call;
+
+static void copy_units(void *ctx, int tid, long lo, long hi) {
+    const copy_call *c = ctx;
+    (void)tid;
+    copy_range(c->o, c->i, c->elem, c->ndim, c->shape, c->out_strides, c->in_strides, c->tiled, lo, hi);
+}
+
 void be_copy_nd(void *out, const void *in, int elem, int ndim, const int64_t *shape, const int64_t *out_strides,
                 const int64_t *in_strides, int threads) {
     int64_t total = 1;
@@ -123,14 +139,9 @@ void be_copy_nd(void *out, const void *in, int elem, int ndim, const int64_t *sh
     int64_t units = 1;
     for (int d = 0; d < (tiled ? ndim - 2 : ndim - 1); d++) units *= shape[d];
     if (tiled) units *= (shape[ndim - 2] + BE_COPY_TILE - 1) / BE_COPY_TILE;
-    int64_t chunks = threads > 1 && total * elem >= BE_COPY_PAR_BYTES ? threads : 1;
-    if (chunks > units) chunks = units;
-    uint8_t *o = (uint8_t *)out;
-    const uint8_t *i = (const uint8_t *)in;
-#pragma omp parallel for num_threads(threads) if (chunks > 1)
-    for (int64_t c = 0; c < chunks; c++)
-        copy_range(o, i, elem, ndim, shape, out_strides, in_strides, tiled, units * c / chunks,
-                   units * (c + 1) / chunks);
+    copy_call c = {.o = (uint8_t *)out, .i = (const uint8_t *)in, .shape = shape, .out_strides = out_strides, .in_strides = in_strides,
+                   .elem = elem, .ndim = ndim, .tiled = tiled};
+    be_parallel(total * elem >= BE_COPY_PAR_BYTES ? threads : 1, (long)units, copy_units, &c);
 }
 
 void be_fill(void *out, const void *value, int elem, int64_t n) {
@@ -186,6 +197,38 @@ static void table_row(uint8_t *restrict o, const uint8_t *restrict i, int elem, 
 #undef BE_TROW
 }
 
+/* output rows [lo, hi) of be_copy_table_nd */
+static void table_rows(void *ctx, int tid, long lo, long hi) {
+    const copy_call *c = ctx;
+    const int ndim = c->ndim, elem = c->elem;
+    const int64_t *shape = c->shape, *const *tab = c->tab, n = shape[ndim - 1];
+    const int64_t inner_lo = c->inner_lo, inner_hi = c->inner_hi;
+    const void *fill = c->fill;
+    uint8_t *o = c->o;
+    const uint8_t *i = c->i;
+    int64_t idx[8];
+    (void)tid;
+    unravel(lo, ndim - 1, shape, idx);
+    for (int64_t r = lo; r < hi; r++) {
+        int64_t src = 0;
+        int filled = 0;
+        for (int d = 0; d < ndim - 1; d++) {
+            const int64_t v = tab[d][idx[d]];
+            if (v < 0) filled = 1;
+            src += v;
+        }
+        uint8_t *orow = o + r * n * elem;
+        if (filled)
+            be_fill(orow, fill, elem, n);
+        else
+            table_row(orow, i + src * elem, elem, n, tab[ndim - 1], inner_lo, inner_hi, fill);
+        for (int d = ndim - 2; d >= 0; d--) {
+            if (++idx[d] < shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
 void be_copy_table_nd(void *out, const void *in, int elem, int ndim, const int64_t *shape, const int64_t *tables,
                       int64_t inner_lo, int64_t inner_hi, const void *fill, int threads) {
     int64_t total = 1, rows = 1;
@@ -198,35 +241,9 @@ void be_copy_table_nd(void *out, const void *in, int elem, int ndim, const int64
         t += shape[d];
     }
     if (total == 0) return;
-    const int64_t n = shape[ndim - 1];
-    int64_t chunks = threads > 1 && total * elem >= BE_COPY_PAR_BYTES ? threads : 1;
-    if (chunks > rows) chunks = rows;
-    uint8_t *o = (uint8_t *)out;
-    const uint8_t *i = (const uint8_t *)in;
-#pragma omp parallel for num_threads(threads) if (chunks > 1)
-    for (int64_t c = 0; c < chunks; c++) {
-        int64_t idx[8];
-        const int64_t lo = rows * c / chunks, hi = rows * (c + 1) / chunks;
-        unravel(lo, ndim - 1, shape, idx);
-        for (int64_t r = lo; r < hi; r++) {
-            int64_t src = 0;
-            int filled = 0;
-            for (int d = 0; d < ndim - 1; d++) {
-                const int64_t v = tab[d][idx[d]];
-                if (v < 0) filled = 1;
-                src += v;
-            }
-            uint8_t *orow = o + r * n * elem;
-            if (filled)
-                be_fill(orow, fill, elem, n);
-            else
-                table_row(orow, i + src * elem, elem, n, tab[ndim - 1], inner_lo, inner_hi, fill);
-            for (int d = ndim - 2; d >= 0; d--) {
-                if (++idx[d] < shape[d]) break;
-                idx[d] = 0;
-            }
-        }
-    }
+    copy_call c = {.o = (uint8_t *)out, .i = (const uint8_t *)in, .shape = shape, .tab = tab, .fill = fill, .inner_lo = inner_lo,
+                   .inner_hi = inner_hi, .elem = elem, .ndim = ndim};
+    be_parallel(total * elem >= BE_COPY_PAR_BYTES ? threads : 1, (long)rows, table_rows, &c);
 }
 
 #endif

@@ -4,6 +4,7 @@
 #define BURNEDGE_GEMM_LOOPS_H
 
 #include "gemm.h"
+#include "workers.h"
 
 void be_gemm_pack_b(long K, const float *b, long rsb, long csb, long j0, int nr, float *dst) {
     for (long k = 0; k < K; k++) {
@@ -26,11 +27,12 @@ typedef struct {
     int a_packed, b_packed;
 } gemm_call;
 
-/* the jobs of thread t of nt */
-static void gemm_thread(const gemm_call *g, int t, int nt) {
+/* jobs [lo, hi) on thread t (its scratch slice) */
+static void gemm_jobs(void *ctx, int t, long lo, long hi) {
+    const gemm_call *g = ctx;
     const long K = g->K, M = g->M, N = g->N, np = g->np, mp = g->mp, nb = g->nb, mchunks = g->mchunks;
     float *slice = g->scratch ? g->scratch + (long)t * be_gemm_slice(K) : 0;
-    for (long job = t; job < g->jobs; job += nt) {
+    for (long job = lo; job < hi; job++) {
         const long blk = job / mchunks, mc = job % mchunks;
         const long q0 = blk * nb, q1 = q0 + nb < np ? q0 + nb : np;
         const float *bp[16];
@@ -77,12 +79,7 @@ void be_gemm_f32(long M, long N, long K, const float *a, long rsa, long csa, int
     if (nt > 1 && blocks < 2 * nt) g.mchunks = g.mp < nt ? g.mp : nt;
     g.jobs = blocks * g.mchunks;
     if (nt > g.jobs) nt = (int)g.jobs;
-    if (nt == 1) { /* no parallel region at all: even an inactive one costs a few hundred ns */
-        gemm_thread(&g, 0, 1);
-        return;
-    }
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int t = 0; t < nt; t++) gemm_thread(&g, t, nt);
+    be_parallel(nt, g.jobs, gemm_jobs, &g);
 }
 
 #endif

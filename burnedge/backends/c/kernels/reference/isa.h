@@ -51,4 +51,13 @@
 #endif
 #endif
 
+/* a spin-wait hint for the worker pool (workers.c): any build, portable ones too */
+#if defined(__x86_64__) || defined(__i386__)
+#define BE_CPU_RELAX() __builtin_ia32_pause()
+#elif defined(__aarch64__) || (defined(__ARM_ARCH) && __ARM_ARCH >= 7)
+#define BE_CPU_RELAX() __asm__ __volatile__("yield" ::: "memory")
+#else
+#define BE_CPU_RELAX() __asm__ __volatile__("" ::: "memory")
+#endif
+
 #endif

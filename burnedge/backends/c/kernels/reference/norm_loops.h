@@ -4,6 +4,7 @@
 #ifndef BURNEDGE_NORM_LOOPS_H
 #define BURNEDGE_NORM_LOOPS_H
 
+#include "workers.h"
 #include "burnedge.h"
 #include "norm.h"
 
@@ -36,19 +37,40 @@ static void be__softmax_lanes(const float *x, float *y, long n, long inner, long
         }
 }
 
-static void be__softmax(const float *x, float *y, long outer, long n, long inner, int log_, int threads, int simd) {
-    if (inner == 1) {
-        BE_PARALLEL_FOR(threads > 1 && outer > 1 && outer * n > 16384)
-        for (long o = 0; o < outer; o++) be__softmax_row(x + o * n, y + o * n, n, log_, simd);
-        return;
-    }
-    long blocks = (inner + BE_LANES - 1) / BE_LANES;
-    BE_PARALLEL_FOR(threads > 1 && outer * blocks > 1 && outer * n * inner > 16384)
-    for (long t = 0; t < outer * blocks; t++) {
+/* a normalisation's arguments, for the rows (or lane blocks, groups) [lo, hi) a task of the worker pool runs */
+typedef struct {
+    const float *x, *scale, *bias;
+    float *y, *mean, *inv_std;
+    long n, inner, blocks, d, groups, cpg, size;
+    float eps;
+    int log_, simd;
+} be__norm_call;
+
+static void be__softmax_rows(void *ctx, int tid, long lo, long hi) {
+    const be__norm_call *c = ctx;
+    (void)tid;
+    for (long o = lo; o < hi; o++) be__softmax_row(c->x + o * c->n, c->y + o * c->n, c->n, c->log_, c->simd);
+}
+
+static void be__softmax_blocks(void *ctx, int tid, long lo, long hi) {
+    const be__norm_call *c = ctx;
+    const long n = c->n, inner = c->inner, blocks = c->blocks;
+    (void)tid;
+    for (long t = lo; t < hi; t++) {
         long o = t / blocks, b0 = (t % blocks) * BE_LANES;
         long w = inner - b0 < BE_LANES ? inner - b0 : BE_LANES;
-        be__softmax_lanes(x + o * n * inner + b0, y + o * n * inner + b0, n, inner, w, log_);
+        be__softmax_lanes(c->x + o * n * inner + b0, c->y + o * n * inner + b0, n, inner, w, c->log_);
     }
+}
+
+static void be__softmax(const float *x, float *y, long outer, long n, long inner, int log_, int threads, int simd) {
+    be__norm_call c = {.x = x, .y = y, .n = n, .inner = inner, .log_ = log_, .simd = simd};
+    if (inner == 1) {
+        be_parallel(outer * n > 16384 ? threads : 1, outer, be__softmax_rows, &c);
+        return;
+    }
+    c.blocks = (inner + BE_LANES - 1) / BE_LANES;
+    be_parallel(outer * n * inner > 16384 ? threads : 1, outer * c.blocks, be__softmax_blocks, &c);
 }
 
 void be_softmax_f32(const float *x, float *y, long outer, long n, long inner, int log_, int threads) {
@@ -60,10 +82,15 @@ void be_softmax_f32_portable(const float *x, float *y, long outer, long n, long 
 }
 
 /* -- LayerNorm / GroupNorm ------------------------------------------------------------------------------------- */
-static void be__layernorm(const float *x, float *y, const float *scale, const float *bias, float *mean,
-                          float *inv_std, long rows, long d, float eps, int threads, int simd) {
-    BE_PARALLEL_FOR(threads > 1 && rows > 1 && rows * d > 16384)
-    for (long r = 0; r < rows; r++) {
+static void be__layernorm_rows(void *ctx, int tid, long lo, long hi) {
+    const be__norm_call *c = ctx;
+    const float *x = c->x, *scale = c->scale, *bias = c->bias;
+    float *y = c->y, *mean = c->mean, *inv_std = c->inv_std;
+    const long d = c->d;
+    const float eps = c->eps;
+    const int simd = c->simd;
+    (void)tid;
+    for (long r = lo; r < hi; r++) {
         const float *xr = x + r * d;
         float *yr = y + r * d;
         float m = be__sum(xr, d, simd) / (float)d;
@@ -77,6 +104,13 @@ static void be__layernorm(const float *x, float *y, const float *scale, const fl
     }
 }
 
+static void be__layernorm(const float *x, float *y, const float *scale, const float *bias, float *mean,
+                          float *inv_std, long rows, long d, float eps, int threads, int simd) {
+    be__norm_call c = {.x = x, .scale = scale, .bias = bias, .y = y, .mean = mean, .inv_std = inv_std, .d = d,
+                       .eps = eps, .simd = simd};
+    be_parallel(rows * d > 16384 ? threads : 1, rows, be__layernorm_rows, &c);
+}
+
 void be_layernorm_f32(const float *x, float *y, const float *scale, const float *bias, float *mean, float *inv_std,
                       long rows, long d, float eps, int threads) {
     be__layernorm(x, y, scale, bias, mean, inv_std, rows, d, eps, threads, 1);
@@ -87,11 +121,15 @@ void be_layernorm_f32_portable(const float *x, float *y, const float *scale, con
     be__layernorm(x, y, scale, bias, mean, inv_std, rows, d, eps, threads, 0);
 }
 
-static void be__groupnorm(const float *x, float *y, const float *scale, const float *bias, long n, long groups,
-                          long cpg, long size, float eps, int threads, int simd) {
-    long len = cpg * size;
-    BE_PARALLEL_FOR(threads > 1 && n * groups > 1 && n * groups * len > 16384)
-    for (long t = 0; t < n * groups; t++) {
+static void be__groupnorm_groups(void *ctx, int tid, long lo, long hi) {
+    const be__norm_call *g = ctx;
+    const float *x = g->x, *scale = g->scale, *bias = g->bias;
+    float *y = g->y;
+    const long groups = g->groups, cpg = g->cpg, size = g->size, len = cpg * size;
+    const float eps = g->eps;
+    const int simd = g->simd;
+    (void)tid;
+    for (long t = lo; t < hi; t++) {
         const float *xg = x + t * len;
         float *yg = y + t * len;
         float m = be__sum(xg, len, simd) / (float)len;
@@ -104,6 +142,13 @@ static void be__groupnorm(const float *x, float *y, const float *scale, const fl
             for (long i = 0; i < size; i++) yc[i] = ((xc[i] - m) * inv) * s + b;
         }
     }
+}
+
+static void be__groupnorm(const float *x, float *y, const float *scale, const float *bias, long n, long groups,
+                          long cpg, long size, float eps, int threads, int simd) {
+    be__norm_call c = {.x = x, .scale = scale, .bias = bias, .y = y, .groups = groups, .cpg = cpg, .size = size,
+                       .eps = eps, .simd = simd};
+    be_parallel(n * groups * cpg * size > 16384 ? threads : 1, n * groups, be__groupnorm_groups, &c);
 }
 
 void be_groupnorm_f32(const float *x, float *y, const float *scale, const float *bias, long n, long groups,

@@ -6,6 +6,7 @@
 
 #include "burnedge.h"
 #include "pool.h"
+#include "workers.h"
 
 #ifndef BE_POOL_ROW
 #define BE_POOL_ROW 1024 /* widest padded row the buffered path takes (two such arrays live on the stack) */
@@ -110,19 +111,34 @@ BE_MAXPOOL_DIRECT(be__maxdirect_f32, float, -INFINITY)
 BE_MAXPOOL_DIRECT(be__maxdirect_i8, int8_t, INT8_MIN)
 BE_MAXPOOL_DIRECT(be__maxdirect_u8, uint8_t, 0)
 
+/* a pool's arguments, for the planes [lo, hi) a task of the worker pool runs */
+typedef struct {
+    const void *x;
+    void *y;
+    int ih, iw, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw, clo_h, chi_h, clo_w, chi_w, simd;
+    long size;
+} be__pool_call;
+
 #define BE_MAXPOOL(NAME, T, SUFFIX, SIMD)                                                                      \
+    static void NAME##_planes(void *ctx, int tid, long lo, long hi) {                                          \
+        const be__pool_call *c = ctx;                                                                          \
+        (void)tid;                                                                                             \
+        int buffered = (long)(c->ow - 1) * c->sw + (long)(c->kw - 1) * c->dw + 1 <= BE_POOL_ROW;               \
+        for (long p = lo; p < hi; p++) {                                                                       \
+            const T *xp = (const T *)c->x + p * c->ih * c->iw;                                                 \
+            T *yp = (T *)c->y + p * c->oh * c->ow;                                                             \
+            if (buffered)                                                                                      \
+                be__maxplane_##SUFFIX(xp, yp, c->ih, c->iw, c->oh, c->ow, c->kh, c->kw, c->sh, c->sw, c->dh,   \
+                                      c->dw, c->ph, c->pw, SIMD);                                              \
+            else                                                                                               \
+                be__maxdirect_##SUFFIX(xp, yp, c->ih, c->iw, c->oh, c->ow, c->kh, c->kw, c->sh, c->sw, c->dh,  \
+                                       c->dw, c->ph, c->pw);                                                   \
+        }                                                                                                      \
+    }                                                                                                          \
     void NAME(const T *x, T *y, long nc, int ih, int iw, int oh, int ow, int kh, int kw, int sh, int sw,       \
               int dh, int dw, int ph, int pw, int threads) {                                                   \
-        int buffered = (long)(ow - 1) * sw + (long)(kw - 1) * dw + 1 <= BE_POOL_ROW;                           \
-        BE_PARALLEL_FOR(threads > 1 && nc > 1)                                                                \
-        for (long p = 0; p < nc; p++) {                                                                        \
-            const T *xp = x + p * ih * iw;                                                                     \
-            T *yp = y + p * oh * ow;                                                                           \
-            if (buffered)                                                                                      \
-                be__maxplane_##SUFFIX(xp, yp, ih, iw, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw, SIMD);           \
-            else                                                                                               \
-                be__maxdirect_##SUFFIX(xp, yp, ih, iw, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw);                \
-        }                                                                                                      \
+        be__pool_call c = {x, y, ih, iw, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw, 0, 0, 0, 0, SIMD, 0};        \
+        be_parallel(threads, nc, NAME##_planes, &c);                                                           \
     }
 
 BE_MAXPOOL(be_maxpool2d_f32, float, f32, 1)
@@ -175,14 +191,16 @@ static void be__avgdirect(const float *x, float *y, int ih, int iw, int oh, int 
     }
 }
 
-static void be__avgpool(const float *x, float *y, long nc, int ih, int iw, int oh, int ow, int kh, int kw, int sh,
-                        int sw, int dh, int dw, int ph, int pw, int clo_h, int chi_h, int clo_w, int chi_w,
-                        int threads, int simd) {
+static void be__avgplanes(void *ctx, int tid, long lo, long hi) {
+    const be__pool_call *c = ctx;
+    (void)tid;
+    const int ih = c->ih, iw = c->iw, oh = c->oh, ow = c->ow, kh = c->kh, kw = c->kw, sh = c->sh, sw = c->sw;
+    const int dh = c->dh, dw = c->dw, ph = c->ph, pw = c->pw, clo_h = c->clo_h, chi_h = c->chi_h;
+    const int clo_w = c->clo_w, chi_w = c->chi_w, simd = c->simd;
     int buffered = (long)(ow - 1) * sw + (long)(kw - 1) * dw + 1 <= BE_POOL_ROW;
-    BE_PARALLEL_FOR(threads > 1 && nc > 1)
-    for (long p = 0; p < nc; p++) {
-        const float *xp = x + p * ih * iw;
-        float *yp = y + p * oh * ow;
+    for (long p = lo; p < hi; p++) {
+        const float *xp = (const float *)c->x + p * ih * iw;
+        float *yp = (float *)c->y + p * oh * ow;
         if (!buffered) {
             be__avgdirect(xp, yp, ih, iw, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw, clo_h, chi_h, clo_w, chi_w);
             continue;
@@ -195,6 +213,13 @@ static void be__avgpool(const float *x, float *y, long nc, int ih, int iw, int o
         }
         be__avgplane(xp, yp, ih, iw, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw, clo_h, chi_h, cnt, simd);
     }
+}
+
+static void be__avgpool(const float *x, float *y, long nc, int ih, int iw, int oh, int ow, int kh, int kw, int sh,
+                        int sw, int dh, int dw, int ph, int pw, int clo_h, int chi_h, int clo_w, int chi_w,
+                        int threads, int simd) {
+    be__pool_call c = {x, y, ih, iw, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw, clo_h, chi_h, clo_w, chi_w, simd, 0};
+    be_parallel(threads, nc, be__avgplanes, &c);
 }
 
 void be_avgpool2d_f32(const float *x, float *y, long nc, int ih, int iw, int oh, int ow, int kh, int kw, int sh,
@@ -212,12 +237,18 @@ void be_avgpool2d_f32_portable(const float *x, float *y, long nc, int ih, int iw
 /* -- global pools ---------------------------------------------------------------------------------------------- */
 
 #define BE_GLOBAL(NAME, T, EXPR)                                                                               \
-    void NAME(const T *x, T *y, long nc, long size, int threads) {                                            \
-        BE_PARALLEL_FOR(threads > 1 && nc * size > 32768)                                                     \
-        for (long p = 0; p < nc; p++) {                                                                        \
-            const T *xp = x + p * size;                                                                        \
-            y[p] = EXPR;                                                                                       \
+    static void NAME##_planes(void *ctx, int tid, long lo, long hi) {                                          \
+        const be__pool_call *c = ctx;                                                                          \
+        const long size = c->size;                                                                             \
+        (void)tid;                                                                                             \
+        for (long p = lo; p < hi; p++) {                                                                       \
+            const T *xp = (const T *)c->x + p * size;                                                          \
+            ((T *)c->y)[p] = EXPR;                                                                             \
         }                                                                                                      \
+    }                                                                                                          \
+    void NAME(const T *x, T *y, long nc, long size, int threads) {                                            \
+        be__pool_call c = {.x = x, .y = y, .size = size};                                                      \
+        be_parallel(nc * size > 32768 ? threads : 1, nc, NAME##_planes, &c);                                   \
     }
 
 static inline int8_t be__max_i8(const int8_t *x, long n) {

@@ -6,10 +6,21 @@
  * the max keeps a NaN once it has seen one, like the reference.
  */
 #include "pool_nhwc.h"
+#include "workers.h"
 
-void be_global_avgpool_nhwc_f32(const float *x, float *y, long n, long size, long c, int threads) {
-    BE_PARALLEL_FOR(threads > 1 && n > 1)
-    for (long i = 0; i < n; i++) {
+typedef struct {
+    const float *x;
+    float *y;
+    long size, c;
+} nhwc_pool_call;
+
+static void avg_images(void *ctx, int tid, long lo, long hi) {
+    const nhwc_pool_call *a = ctx;
+    const float *x = a->x;
+    float *y = a->y;
+    const long size = a->size, c = a->c;
+    (void)tid;
+    for (long i = lo; i < hi; i++) {
         float *restrict yi = y + i * c;
         const float *restrict xi = x + i * size * c;
         for (long k = 0; k < c; k++) yi[k] = 0.0f;
@@ -19,9 +30,18 @@ void be_global_avgpool_nhwc_f32(const float *x, float *y, long n, long size, lon
     }
 }
 
-void be_global_maxpool_nhwc_f32(const float *x, float *y, long n, long size, long c, int threads) {
-    BE_PARALLEL_FOR(threads > 1 && n > 1)
-    for (long i = 0; i < n; i++) {
+void be_global_avgpool_nhwc_f32(const float *x, float *y, long n, long size, long c, int threads) {
+    nhwc_pool_call a = {x, y, size, c};
+    be_parallel(threads, n, avg_images, &a);
+}
+
+static void max_images(void *ctx, int tid, long lo, long hi) {
+    const nhwc_pool_call *a = ctx;
+    const float *x = a->x;
+    float *y = a->y;
+    const long size = a->size, c = a->c;
+    (void)tid;
+    for (long i = lo; i < hi; i++) {
         float *restrict yi = y + i * c;
         const float *restrict xi = x + i * size * c;
         for (long k = 0; k < c; k++) yi[k] = xi[k];
@@ -31,4 +51,9 @@ void be_global_maxpool_nhwc_f32(const float *x, float *y, long n, long size, lon
                 yi[k] = (m != m || m >= v) ? m : v;
             }
     }
+}
+
+void be_global_maxpool_nhwc_f32(const float *x, float *y, long n, long size, long c, int threads) {
+    nhwc_pool_call a = {x, y, size, c};
+    be_parallel(threads, n, max_images, &a);
 }

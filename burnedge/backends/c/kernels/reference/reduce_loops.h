@@ -3,6 +3,7 @@
 #ifndef BURNEDGE_REDUCE_LOOPS_H
 #define BURNEDGE_REDUCE_LOOPS_H
 
+#include "workers.h"
 #include "burnedge.h"
 #include "reduce.h"
 
@@ -81,16 +82,30 @@ static inline float be__post(float v, int post, float divisor) {
     }
 }
 
-static void be__reduce_f32(const float *x, float *y, long outer, long n, long inner, int pre, int comb, int post,
-                           float divisor, int threads, int simd) {
-    if (inner == 1) {
-        BE_PARALLEL_FOR(threads > 1 && outer > 1 && outer * n > 32768)
-        for (long o = 0; o < outer; o++) y[o] = be__post(be__row(x + o * n, n, pre, comb, simd), post, divisor);
-        return;
-    }
-    long blocks = (inner + BE_BLOCK - 1) / BE_BLOCK;
-    BE_PARALLEL_FOR(threads > 1 && outer * blocks > 1 && outer * n * inner > 32768)
-    for (long t = 0; t < outer * blocks; t++) {
+typedef struct {
+    const float *x;
+    float *y;
+    long n, inner, blocks;
+    int pre, comb, post, simd;
+    float divisor;
+} be__reduce_call;
+
+static void be__reduce_rows(void *ctx, int tid, long lo, long hi) {
+    const be__reduce_call *c = ctx;
+    (void)tid;
+    for (long o = lo; o < hi; o++)
+        c->y[o] = be__post(be__row(c->x + o * c->n, c->n, c->pre, c->comb, c->simd), c->post, c->divisor);
+}
+
+static void be__reduce_blocks(void *ctx, int tid, long lo, long hi) {
+    const be__reduce_call *c = ctx;
+    const float *x = c->x;
+    float *y = c->y;
+    const long n = c->n, inner = c->inner, blocks = c->blocks;
+    const int pre = c->pre, comb = c->comb, post = c->post;
+    const float divisor = c->divisor;
+    (void)tid;
+    for (long t = lo; t < hi; t++) {
         long o = t / blocks, b0 = (t % blocks) * BE_BLOCK;
         long m = inner - b0 < BE_BLOCK ? inner - b0 : BE_BLOCK;
         float *yb = y + o * inner + b0;
@@ -98,6 +113,17 @@ static void be__reduce_f32(const float *x, float *y, long outer, long n, long in
         if (post != BE_POST_NONE)
             for (long i = 0; i < m; i++) yb[i] = be__post(yb[i], post, divisor);
     }
+}
+
+static void be__reduce_f32(const float *x, float *y, long outer, long n, long inner, int pre, int comb, int post,
+                           float divisor, int threads, int simd) {
+    be__reduce_call c = {x, y, n, inner, 0, pre, comb, post, simd, divisor};
+    if (inner == 1) {
+        be_parallel(outer * n > 32768 ? threads : 1, outer, be__reduce_rows, &c);
+        return;
+    }
+    c.blocks = (inner + BE_BLOCK - 1) / BE_BLOCK;
+    be_parallel(outer * n * inner > 32768 ? threads : 1, outer * c.blocks, be__reduce_blocks, &c);
 }
 
 void be_reduce_f32(const float *x, float *y, long outer, long n, long inner, int pre, int comb, int post,

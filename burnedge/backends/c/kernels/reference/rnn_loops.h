@@ -3,6 +3,7 @@
 #ifndef BURNEDGE_RNN_LOOPS_H
 #define BURNEDGE_RNN_LOOPS_H
 
+#include "workers.h"
 #include "burnedge.h"
 #include "rnn.h"
 
@@ -34,6 +35,30 @@ int64_t be_rnn_scratch_floats(int kind, int T, int B, int H) {
     return (int64_t)T * B * G * H + (int64_t)B * G * H + 3 * (int64_t)B * H;
 }
 
+typedef struct {
+    int64_t M, N, K, lda, ldb, ldc, blocks;
+    const float *A, *B;
+    float *C;
+} be__acc_call;
+
+/* column blocks [lo, hi) of 64 (the last one takes the rest of N) */
+static void gemm_acc_blocks(void *ctx, int tid, long lo, long hi) {
+    const be__acc_call *a = ctx;
+    const int64_t n0 = lo * 64, n1 = hi == a->blocks ? a->N : hi * 64;
+    (void)tid;
+    gemm_acc(a->M, n1 - n0, a->K, a->A, a->lda, a->B + n0, a->ldb, a->C + n0, a->ldc);
+}
+
+/* blocks [lo, hi) of 4 rows of the input projection */
+static void gemm_acc_rows(void *ctx, int tid, long lo, long hi) {
+    const be__acc_call *a = ctx;
+    (void)tid;
+    for (int64_t blk = lo; blk < hi; blk++) {
+        const int64_t r0 = blk * 4, m = a->M - r0 < 4 ? a->M - r0 : 4;
+        gemm_acc(m, a->N, a->K, a->A + r0 * a->lda, a->lda, a->B, a->ldb, a->C + r0 * a->ldc, a->ldc);
+    }
+}
+
 /* gemm_acc split over threads by blocks of 64 columns (a column is computed the same way in any split) */
 static void gemm_acc_cols(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
                           float *C, int64_t ldc, int threads) {
@@ -44,11 +69,8 @@ static void gemm_acc_cols(int64_t M, int64_t N, int64_t K, const float *A, int64
         gemm_acc(M, N, K, A, lda, B, ldb, C, ldc);
         return;
     }
-#pragma omp parallel for num_threads(threads)
-    for (int64_t c = 0; c < chunks; c++) {
-        const int64_t n0 = blocks * c / chunks * 64, n1 = c == chunks - 1 ? N : blocks * (c + 1) / chunks * 64;
-        gemm_acc(M, n1 - n0, K, A, lda, B + n0, ldb, C + n0, ldc);
-    }
+    be__acc_call a = {M, N, K, lda, ldb, ldc, blocks, A, B, C};
+    be_parallel(threads, (long)blocks, gemm_acc_blocks, &a);
 }
 
 /* XW for all steps: rows in X's memory order; xw[r, :] = bias + x[r, :] @ wt */
@@ -57,14 +79,21 @@ static void project(const be_rnn_cfg *cfg, const float *x, const float *wt, cons
     const int64_t M = (int64_t)cfg->T * cfg->B;
     for (int64_t r = 0; r < M; r++)
         for (int64_t n = 0; n < GH; n++) xw[r * GH + n] = bias[n];
-    const int64_t blocks = (M + 3) / 4;
-    const int par = threads > 1 && M * GH * cfg->I >= (1 << 18);
-    (void)par;
-#pragma omp parallel for num_threads(threads) if (par)
-    for (int64_t blk = 0; blk < blocks; blk++) {
-        const int64_t r0 = blk * 4, m = M - r0 < 4 ? M - r0 : 4;
-        gemm_acc(m, GH, cfg->I, x + r0 * cfg->I, cfg->I, wt, GH, xw + r0 * GH, GH);
-    }
+    be__acc_call a = {M, GH, cfg->I, cfg->I, GH, GH, (M + 3) / 4, x, wt, xw};
+    be_parallel(M * GH * cfg->I >= (1 << 18) ? threads : 1, (long)a.blocks, gemm_acc_rows, &a);
+}
+
+/* the length of sequence b, clipped to [0, T] */
+static int64_t be__rnn_len(const be_rnn_cfg *cfg, int64_t b) {
+    if (!cfg->lens) return cfg->T;
+    const int64_t n = cfg->lens[b];
+    return n < 0 ? 0 : (n > cfg->T ? cfg->T : n);
+}
+
+/* the time index sequence b reads and writes at processing step s (a step past its end: s itself) */
+static int64_t be__rnn_time(const be_rnn_cfg *cfg, int64_t s, int64_t b) {
+    const int64_t n = be__rnn_len(cfg, b);
+    return cfg->reverse && s < n ? n - 1 - s : s;
 }
 
 void be_rnn_f32(const be_rnn_cfg *cfg, const float *x, const float *wt, const float *rt, const float *bias,
@@ -84,11 +113,16 @@ void be_rnn_f32(const be_rnn_cfg *cfg, const float *x, const float *wt, const fl
     const int fa = cfg->act[0], ga = cfg->act[1], ha = cfg->act[2];
     const float clip = cfg->clip;
     for (int64_t s = 0; s < T; s++) {
-        const int64_t t = cfg->reverse ? T - 1 - s : s;
         const int64_t ncopy = cfg->kind == BE_RNN_GRU ? 2 * H : GH; /* GRU's h gate is added later */
-        for (int64_t b = 0; b < B; b++) memcpy(g + b * GH, xw + t * xw_t + b * xw_b, (size_t)ncopy * 4);
+        for (int64_t b = 0; b < B; b++)
+            memcpy(g + b * GH, xw + be__rnn_time(cfg, s, b) * xw_t + b * xw_b, (size_t)ncopy * 4);
         gemm_acc_cols(B, ncopy, H, h, H, rt, GH, g, GH, threads);
         for (int64_t b = 0; b < B; b++) {
+            const int64_t t = be__rnn_time(cfg, s, b);
+            if (cfg->lens && s >= be__rnn_len(cfg, b)) { /* past the sequence's end: state kept, zeros in Y */
+                if (y) memset(y + t * cfg->y_t + b * cfg->y_b, 0, (size_t)H * 4);
+                continue;
+            }
             float *gb = g + b * GH, *hb = h + b * H, *cb = c + b * H;
             const float *xwb = xw + t * xw_t + b * xw_b;
             if (cfg->kind == BE_RNN_LSTM) {

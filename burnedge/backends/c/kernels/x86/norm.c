@@ -13,7 +13,7 @@
  */
 #include "burnedge.h"
 #include "norm.h"
-#include "x86_simd.h"
+#include "x86_math.h"
 #include "norm_loops.h"
 
 static inline float be__hadd8(__m256 v) {
@@ -26,26 +26,6 @@ static inline float be__hmax8(__m256 v) {
     __m128 h = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     h = _mm_max_ps(h, _mm_movehl_ps(h, h));
     return _mm_cvtss_f32(_mm_max_ss(h, _mm_movehdup_ps(h)));
-}
-
-/* exp(x) for x <= 88; NaN stays NaN; 0 below -87.3 */
-static inline __m256 be__exp8(__m256 x) {
-    const __m256 lo = _mm256_set1_ps(-87.33654f);
-    __m256 tiny = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
-    x = _mm256_max_ps(lo, _mm256_min_ps(_mm256_set1_ps(88.0f), x)); /* second operand: NaN passes */
-    __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)),
-                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693359375f), x);
-    r = _mm256_fnmadd_ps(k, _mm256_set1_ps(-2.12194440e-4f), r);
-    __m256 p = _mm256_set1_ps(1.0f / 720.0f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
-    return _mm256_andnot_ps(tiny, _mm256_mul_ps(p, _mm256_castsi256_ps(e)));
 }
 
 static float be__sum(const float *x, long n, int simd) {
@@ -102,7 +82,7 @@ static void be__softmax_row(const float *x, float *y, long n, int log_, int simd
     if (simd && n >= 8) {
         __m256 vm = _mm256_set1_ps(m), acc = _mm256_setzero_ps();
         for (; i + 8 <= n; i += 8) {
-            __m256 e = be__exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+            __m256 e = be_exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
             if (!log_) _mm256_storeu_ps(y + i, e);
             acc = _mm256_add_ps(acc, e);
         }

@@ -4,10 +4,10 @@
 #define BURNEDGE_X86_DENSE_H
 
 #include "gemm.h"
-#include "x86_simd.h"
+#include "x86_math.h"
 
 /* activations with a vector form (the others go through be_activate per element) */
-static inline int be_vec_act(int act) { return act <= BE_ACT_HARD_SWISH; }
+static inline int be_vec_act(int act) { return act <= BE_ACT_GELU; }
 
 static inline __attribute__((always_inline)) __m256 be_act8(__m256 v, int act, float p0, float p1) {
     const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
@@ -22,6 +22,9 @@ static inline __attribute__((always_inline)) __m256 be_act8(__m256 v, int act, f
         __m256 t = _mm256_fmadd_ps(v, _mm256_set1_ps(1.0f / 6.0f), _mm256_set1_ps(0.5f));
         return _mm256_mul_ps(v, _mm256_min_ps(one, _mm256_max_ps(zero, t)));
     }
+    case BE_ACT_SIGMOID: return be_sigmoid8(v);
+    case BE_ACT_TANH: return be_tanh8(v);
+    case BE_ACT_GELU: return be_gelu8(v);
     default: return v;
     }
 }

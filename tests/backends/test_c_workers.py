@@ -1,0 +1,144 @@
+"""The C runtime's worker pool (kernels/workers.h): every item of a parallel loop done exactly once whatever the
+threads, callers racing for the pool, shutdown and restart, a fork's child; under ThreadSanitizer where the
+compiler has it. Sessions opened and closed in a loop leave no thread behind."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+import burnedge
+from burnedge import limits
+from tests.backends.test_runner_hardening import CC
+
+KERNELS = Path(burnedge.__file__).parent / "backends" / "c" / "kernels"
+
+# a driver: loops of every size on 1..8 threads, four callers at once, shutdowns between, a fork's child
+DRIVER = r"""
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "workers.h"
+
+typedef struct { int *hits; long n; int threads; int bad; } job;
+
+static void mark(void *ctx, int tid, long lo, long hi) {
+    job *j = ctx;
+    if (tid < 0 || tid >= j->threads || lo < 0 || hi > j->n || lo >= hi) __atomic_store_n(&j->bad, 1, 5);
+    for (long i = lo; i < hi; i++) __atomic_fetch_add(&j->hits[i], 1, 5);
+}
+
+static int loops(int rounds) {
+    int fails = 0;
+    for (int r = 0; r < rounds; r++)
+        for (long n = 1; n <= 300; n = n * 3 + 1)
+            for (int t = 1; t <= 8; t++) {
+                job j = {calloc(n, sizeof(int)), n, t, 0};
+                be_parallel(t, n, mark, &j);
+                for (long i = 0; i < n; i++) fails += j.hits[i] != 1;
+                fails += j.bad;
+                free(j.hits);
+            }
+    return fails;
+}
+
+static void *caller(void *arg) { return (void *)(long)loops(*(int *)arg); }
+
+int main(void) {
+    int fails = loops(3), rounds = 4;
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) pthread_create(&th[i], NULL, caller, &rounds);
+    for (int i = 0; i < 4; i++) {
+        void *f;
+        pthread_join(th[i], &f);
+        fails += (int)(long)f;
+    }
+    for (int i = 0; i < 20; i++) {
+        fails += loops(1);
+        fails += be_pool_shutdown() != 0 || be_pool_workers() != 0;
+    }
+    fails += loops(1);
+    pid_t child = fork();
+    if (child == 0) _exit(loops(1) != 0);
+    int status = 0;
+    waitpid(child, &status, 0);
+    fails += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+    printf("fails %d workers %d\n", fails, be_pool_workers());
+    return fails != 0;
+}
+"""
+
+
+def _tsan_works(tmp: Path) -> bool:
+    """Whether this compiler builds and runs a ThreadSanitizer program (some kernels' memory layouts refuse it)."""
+    src, exe = tmp / "probe.c", tmp / "probe"
+    src.write_text("int main(void) { return 0; }\n")
+    made = subprocess.run([CC, "-fsanitize=thread", str(src), "-o", str(exe)], capture_output=True)
+    return made.returncode == 0 and subprocess.run([str(exe)], capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(CC is None, reason="no C compiler")
+def test_pool_does_every_item_once_under_races_shutdowns_and_fork(tmp_path):
+    tsan = ["-fsanitize=thread", "-g", "-O1"] if _tsan_works(tmp_path) else ["-O1"]
+    (tmp_path / "driver.c").write_text(DRIVER)
+    exe = tmp_path / "driver"
+    sources = [str(tmp_path / "driver.c"), str(KERNELS / "reference" / "workers.c")]
+    cmd = [CC, *tsan, "-std=gnu11", "-pthread", "-I", str(KERNELS), "-I", str(KERNELS / "reference"), *sources]
+    subprocess.run([*cmd, "-o", str(exe)], check=True)
+    env = {**os.environ, "TSAN_OPTIONS": "halt_on_error=1 exitcode=66 die_after_fork=0"}
+    r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120, env=env)
+    assert "ThreadSanitizer" not in r.stderr, r.stderr[-4000:]
+    assert r.returncode == 0 and "fails 0" in r.stdout, (r.returncode, r.stdout, r.stderr[-2000:])
+
+
+def _conv_model() -> burnedge.Model:
+    """A conv + gemm + elementwise chain large enough that every kernel splits its work over the pool."""
+    rng = np.random.default_rng(0)
+    w = helper.make_tensor("w", TensorProto.FLOAT, [32, 16, 3, 3], rng.standard_normal(32 * 16 * 9).tolist())
+    fc = helper.make_tensor("fc", TensorProto.FLOAT, [32 * 32 * 32, 10], rng.standard_normal(32 * 32 * 320).tolist())
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Sigmoid", ["c"], ["s"]),
+        helper.make_node("Mul", ["c", "s"], ["m"]),
+        helper.make_node("Flatten", ["m"], ["f"]),
+        helper.make_node("MatMul", ["f", "fc"], ["y"]),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "pool",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 32, 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [w, fc],
+    )
+    return burnedge.load(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]))
+
+
+def _threads_now() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads in /proc (Linux)")
+def test_sessions_opened_and_closed_in_a_loop_leave_no_thread_and_agree(tmp_path):
+    path = burnedge.export(_conv_model(), tmp_path / "pool.bedge")
+    x = {"x": np.random.default_rng(1).standard_normal((1, 16, 32, 32)).astype(np.float32)}
+    want = burnedge.Session(path, threads=1).run(x)["y"]
+    before = _threads_now()
+    for i in range(12):
+        with burnedge.Session(path, threads=2 + i % 3) as s:
+            np.testing.assert_array_equal(s.run(x)["y"], want)
+            assert s.executable.workers() == min(1 + i % 3, len(os.sched_getaffinity(0)) - 1)
+        assert s.executable.workers() == 0
+    assert _threads_now() == before
+
+
+def test_threads_are_bounded_by_the_limit(tmp_path):
+    path = burnedge.export(_conv_model(), tmp_path / "pool.bedge")
+    with limits.raised(max_threads=4), pytest.raises(limits.LimitError, match="max_threads"):
+        burnedge.Session(path, threads=5)
