@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from ..errors import BurnedgeError
@@ -30,6 +31,7 @@ from .dashboard import run_with_dashboard
 from .data import batch_size, to_device
 from .metrics import Fn, Sums, loss_fn, metric_fns
 from .progress import LiveState, MetricsFile, PlainLog, Reporter, Reporters
+from .qat import QATModule, evaluate_int8
 
 __all__ = ["EarlyStopping", "Learner"]
 
@@ -164,9 +166,15 @@ class Learner:
             self.scheduler.step()
         return self._measures(out, targets, loss)
 
-    def evaluate(self, loader: Iterable[Any]) -> dict[str, float]:
+    def evaluate(self, loader: Iterable[Any], int8: bool = False) -> dict[str, float]:
         """The loss and metrics over `loader` (eval mode, no gradients; under DDP each process takes its share and
-        the sums are reduced, so every process gets the same numbers)."""
+        the sums are reduced, so every process gets the same numbers).
+
+        `int8=True` (a module from `prepare_qat`): the accuracy of the int8 model it converts to, run by burnedge's
+        integer reference over the whole loader, so the number is the exported bundle's: {"accuracy", "correct",
+        "samples"}."""
+        if int8:
+            return self._evaluate_int8(loader)
         self.module.eval()
         sums = Sums(self.metrics, self.device)
         with torch.no_grad():
@@ -180,6 +188,19 @@ class Learner:
         if self.group.world == 1 and sums.count == 0:
             raise BurnedgeError("evaluate: the loader gave no batches")
         return sums.means(self.group.sum(sums.packed()))
+
+    def _evaluate_int8(self, loader: Iterable[Any]) -> dict[str, float]:
+        if not isinstance(self.module, QATModule):
+            raise BurnedgeError(f"evaluate(int8=True) needs a prepare_qat module, not {type(self.module).__name__}")
+        xs, ys = [], []
+        for inputs, targets in loader:
+            xs.append(torch.as_tensor(inputs).detach().cpu().numpy())
+            ys.append(torch.as_tensor(targets).detach().cpu().numpy().reshape(-1))
+        if not xs:
+            raise BurnedgeError("evaluate: the loader gave no batches")
+        x, y = np.concatenate(xs), np.concatenate(ys)
+        correct = evaluate_int8(self.module, x, y)
+        return {"accuracy": correct / len(y), "correct": float(correct), "samples": float(len(y))}
 
     def _epoch(self, epoch: int, steps: int | None, epochs: int, reporter: Reporter) -> tuple[dict[str, float], float]:
         """One pass over the training data; (the reduced means, samples per second)."""

@@ -15,7 +15,7 @@ from burnedge.ops import interpreter
 torch = pytest.importorskip("torch", reason="burnedge.train needs the train extra")
 pytest.importorskip("sklearn", reason="the digits come with scikit-learn (requirements-test.txt)")
 from burnedge.examples.qat_digits import DigitsNet, data, fit  # noqa: E402
-from burnedge.train import to_torch  # noqa: E402
+from burnedge.train import Learner, to_torch  # noqa: E402
 from burnedge.train.qat import QATModule, convert, evaluate_int8, prepare_qat  # noqa: E402
 
 BATCH = 4
@@ -143,6 +143,9 @@ def test_evaluate_int8_counts_what_the_bundle_counts_on_c(digits, tmp_path):
     name = int8.graph.outputs[0]
     on_c = sum(int(sess.run({"image": x[None]})[name].argmax() == y) for x, y in zip(xte, yte))
     assert evaluate_int8(qat, xte, yte) == evaluate_int8(int8, xte, yte) == on_c
+    loader = [(xte[i : i + 50], yte[i : i + 50]) for i in range(0, len(yte), 50)]  # the Learner says the same
+    learned = Learner(qat, loader, dashboard=None, device="cpu").evaluate(loader, int8=True)
+    assert learned["correct"] == on_c and learned["samples"] == len(yte)
 
 
 def test_bad_input_is_refused_with_one_line(mixed):
