@@ -30,10 +30,10 @@ from burnedge.firmware.run import Run, run
 from burnedge.firmware.sources import TEMPLATE_DIR, vectors_source
 from burnedge.targets import Emulator, Memory, Target, get
 
-__all__ = ["BOARDS", "VARIANTS", "image", "measure", "metal_target"]
+__all__ = ["BOARDS", "VARIANTS", "image", "measure", "metal_target", "step_profile"]
 
 HERE = Path(__file__).resolve().parent
-HARNESS = ("startup.S", "startup.c", "semihost.h", "link.ld", "Makefile")
+HARNESS = ("startup.S", "startup.c", "profile.c", "semihost.h", "link.ld", "Makefile")
 BOARDS = {"rpi4": "cortex-a72", "rpi5": "cortex-a76"}  # board -> QEMU's CPU model (and gcc's -mcpu)
 # (board, kernels) -> the flags replacing the board's -mcpu
 VARIANTS: dict[tuple[str, str], tuple[str, ...]] = {
@@ -62,11 +62,15 @@ def metal_target(board: str, kernels: str) -> Target:
     )
 
 
-def image(b: Bundle, target: Target, folder: Path) -> Path:
-    """Writes the image's folder for `b` on `target` (a metal_target) and builds image.elf in it."""
+def image(b: Bundle, target: Target, folder: Path, profile: bool = False) -> Path:
+    """Writes the image's folder for `b` on `target` (a metal_target) and builds image.elf in it; `profile`: the
+    image first runs the plan step by step, printing each step's instructions (profile.c)."""
     if folder.exists():
         shutil.rmtree(folder)
     files = dict(backends.lookup(b.backend).firmware_sources(b, target))
+    if profile:
+        files["model.c"] = files["model.c"].replace(b"static uint8_t be_arena[", b"uint8_t be_arena[", 1)
+        files["config.mk"] += b"CFLAGS += -DBE_STEP_PROFILE\n"
     vc, vh = vectors_source(b)
     files.update({"vectors.c": vc.encode(), "vectors.h": vh.encode()})
     files["main.c"] = (TEMPLATE_DIR / "baremetal" / "main.c").read_bytes()
@@ -76,7 +80,19 @@ def image(b: Bundle, target: Target, folder: Path) -> Path:
     return build(folder, target, goal="image.elf")
 
 
-def measure(b: Bundle, board: str, kernels: str, folder: Path, timeout: float = 600) -> Run:
+def measure(b: Bundle, board: str, kernels: str, folder: Path, timeout: float = 600, profile: bool = False) -> Run:
     """One emulated inference of `b` on `board` with `kernels`: the Run (outputs checked, instructions)."""
     target = metal_target(board, kernels)
-    return run(b, target, image(b, target, folder), timeout=timeout)
+    return run(b, target, image(b, target, folder, profile), timeout=timeout)
+
+
+def step_profile(b: Bundle, r: Run) -> list[tuple[int, str, str, int]]:
+    """(step, name, op, instructions) of a profiled Run, the costliest first."""
+    steps = {s["index"]: s for s in b.plan["steps"]}
+    rows = []
+    for line in r.log.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == "step":
+            s = steps.get(int(parts[1]), {})
+            rows.append((int(parts[1]), s.get("name", "?"), "+".join(s.get("ops", [s.get("op", "?")])), int(parts[2])))
+    return sorted(rows, key=lambda row: -row[3])

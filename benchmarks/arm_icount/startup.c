@@ -16,6 +16,7 @@ extern int main(void);
 static uint64_t be_tls[512] __attribute__((aligned(64)));
 
 void be_c_start(void);
+void be_profile_steps(void);
 void be_fault_handler(void);
 
 __attribute__((noreturn)) void be_c_start(void) {
@@ -27,6 +28,7 @@ __attribute__((noreturn)) void be_c_start(void) {
     uint32_t *sp;
     __asm volatile("mov %0, sp" : "=r"(sp));
     for (uint32_t *p = &__stack_limit; p < sp - 64; p++) *p = BE_STACK_PAINT;
+    be_profile_steps(); /* profile.c: nothing unless built with -DBE_STEP_PROFILE */
     be_exit(main());
 }
 
