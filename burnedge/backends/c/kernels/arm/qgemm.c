@@ -36,7 +36,8 @@ static void tile_portable(long k2, const int16_t *a, const int8_t *b, int mr, in
     }
 }
 
-/* bias + requantisation of a tile's 4-column groups g < ng (columns c0 + 4g ..), stores of at most nr columns */
+/* bias + requantisation of a tile's 4-column groups g < ng (columns c0 + 4g ..), stores of at most nr columns;
+ * per-column parameters that all take the short form (be_rq4n_hi) get a loop of their own, with no branch */
 static inline __attribute__((always_inline)) void epi_neon(const int rows, int32x4_t acc[BE_QMR][4], const int ng,
                                                            int c0, int nr, int8_t *y, long ldy, const be_qepi *e,
                                                            long i0, long j0) {
@@ -44,11 +45,24 @@ static inline __attribute__((always_inline)) void epi_neon(const int rows, int32
     const int8x8_t lo = vdup_n_s8((int8_t)e->lo), hi = vdup_n_s8((int8_t)e->hi);
     be_rqn col[4];
     int32x4_t cb[4];
+    int short_form = e->per_col;
     for (int g = 0; g < ng; g++) {
         const long j = j0 + c0 + 4 * g; /* per-column arrays are padded to 16 channels */
         col[g] = e->per_col ? be_rqn_make(vld1q_s32(e->mult + j), vld1q_s32(e->shift + j), vld1q_s32(e->lim + j))
                             : be_rqn_bcast(0, 32, 1);
         cb[g] = e->per_col && e->bias ? vld1q_s32(e->bias + j) : vdupq_n_s32(0);
+        short_form = short_form && col[g].hi;
+    }
+    if (short_form) {
+        for (int r = 0; r < rows; r++)
+            for (int h = 0; 2 * h < ng; h++) {
+                const int cols = nr - c0 - 8 * h;
+                if (cols <= 0) break;
+                const int32x4_t t0 = be_rq4n_hi(vaddq_s32(acc[r][2 * h], cb[2 * h]), &col[2 * h]);
+                const int32x4_t t1 = be_rq4n_hi(vaddq_s32(acc[r][2 * h + 1], cb[2 * h + 1]), &col[2 * h + 1]);
+                be_store8n(y + r * ldy + c0 + 8 * h, be_rqn_pack8(t0, t1, zp16, lo, hi), cols < 8 ? cols : 8);
+            }
+        return;
     }
     for (int r = 0; r < rows; r++) {
         const long ch = i0 + r;
