@@ -58,7 +58,8 @@ int main(void) {
             int64_t c = a[l] < -lim[l] ? -lim[l] : (a[l] > lim[l] ? lim[l] : a[l]);
             int64_t want = (c * m[l] + ((int64_t)1 << (s[l] - 1))) >> s[l];
             if (got[l] != want && bad++ < 5)
-                printf("acc %d m %d s %d lim %d: %d, the rule %lld\n", a[l], m[l], s[l], lim[l], got[l], (long long)want);
+                printf("acc %d m %d s %d lim %d: %d, the rule %lld\n", a[l], m[l], s[l], lim[l], got[l],
+                       (long long)want);
         }
     }
     printf("checked %ld lanes, %ld short-form vectors, %ld wrong\n", n, shortform, bad);
