@@ -9,6 +9,7 @@ graph) / (instructions x the multiply-adds of the ISA's widest instruction: fp32
 count, not time: a load, an address increment or a requantisation step counts as much as an sdot.
 
     python benchmarks/bench_arm_icount.py [--models ds_cnn,resnet8] [--precisions fp32,int8] [--json out.json]
+                                          [--profile N]   (each run's N costliest plan steps, in instructions)
 
 Default models: the suite without ResNet-18 and MobileNetV2 (each adds minutes of emulation; name them to get
 them). Prints the markdown table of the README.
@@ -27,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import burnedge  # noqa: E402
-from benchmarks.arm_icount.image import VARIANTS, measure  # noqa: E402
+from benchmarks.arm_icount.image import VARIANTS, measure, step_profile  # noqa: E402
 from burnedge.analysis import macs  # noqa: E402
 from tests.emulation.matrix import model_cache  # noqa: E402
 from tests.models import suite  # noqa: E402
@@ -57,9 +58,9 @@ def bundle(name: str, precision: str, folder: Path) -> tuple[burnedge.bundle.Bun
     return burnedge.bundle.read(out), onnx
 
 
-def bench(names: list[str], precisions: list[str], folder: Path, log=print) -> list[dict]:
+def bench(names: list[str], precisions: list[str], folder: Path, log=print, profile: int = 0) -> list[dict]:
     """One row per model, precision and board: instructions of each kernel variant, and the efficiency of the
-    best against the ISA's MAC limit."""
+    best against the ISA's MAC limit; `profile`: also log each run's costliest plan steps (that many)."""
     rows = []
     for name in names:
         for precision in precisions:
@@ -71,12 +72,15 @@ def bench(names: list[str], precisions: list[str], folder: Path, log=print) -> l
                     if bd != board or (precision == "fp32" and kernels == "dotprod"):
                         continue  # sdot is integer only: fp32 runs the NEON image's code
                     t0 = time.perf_counter()
-                    r = measure(b, board, kernels, folder / f"{name}-{precision}-{board}-{kernels}")
+                    where = folder / f"{name}-{precision}-{board}-{kernels}"
+                    r = measure(b, board, kernels, where, profile=profile > 0)
                     if not r.ok:
                         raise SystemExit(f"{name} {precision} on {board} ({kernels}): {r.verdict}")
                     row[kernels] = r.instructions[0]
                     log(f"{name:18s} {precision} {board} {kernels:8s} {r.instructions[0]:>14,} instructions "
                         f"({time.perf_counter() - t0:.0f} s)")  # fmt: skip
+                    for step, node, ops, n in step_profile(b, r)[:profile]:
+                        log(f"    step {step:4d} {n:>12,} {100 * n / r.instructions[0]:5.1f}%  {ops}  {node}")
                 best = min(v for k, v in row.items() if k in ("portable", "neon", "dotprod"))
                 row["efficiency"] = n_macs / (best * PEAK[(precision, board)])
                 rows.append(row)
@@ -106,10 +110,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--models", default=",".join(DEFAULT_MODELS), help="comma-separated suite models")
     p.add_argument("--precisions", default="fp32,int8")
     p.add_argument("--json", type=Path, help="also write the rows here")
+    p.add_argument("--profile", type=int, default=0, metavar="N", help="log each run's N costliest plan steps")
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         rows = bench(args.models.split(","), args.precisions.split(","), Path(tmp),
-                     log=lambda s: print(s, file=sys.stderr, flush=True))  # fmt: skip
+                     log=lambda s: print(s, file=sys.stderr, flush=True), profile=args.profile)  # fmt: skip
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     print("\n".join(markdown(rows)))
