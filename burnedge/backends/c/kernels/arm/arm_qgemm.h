@@ -20,12 +20,20 @@ void be_qa_quads(const int16_t *a, long k2, int8_t *dst);
 
 
 
-/* requantisation constants of 4 lanes: m, the accumulator clamp, and per 2-lane half the rounding term 2^(s-1)
- * and the shift count -s (vshlq_s64 by a negative count is an arithmetic, flooring right shift) */
+/* requantisation constants of 4 lanes: m, the accumulator clamp, per 2-lane half the rounding term 2^(s-1) and
+ * the shift count -s (vshlq_s64 by a negative count is an arithmetic, flooring right shift), and for the usual
+ * case of every lane's s >= 32 with no clamp (`hi`: lim = INT32_MAX, as rq_params makes it for s >= 32) the count
+ * 31 - s of the short form (be_rq4n) */
 typedef struct {
-    int32x4_t m, lim, nlim;
+    int32x4_t m, lim, nlim, nhi;
     int64x2_t r0, r1, ns0, ns1;
+    int hi;
 } be_rqn;
+
+static inline __attribute__((always_inline)) int be_min4(int32x4_t v) {
+    int32x2_t p = vpmin_s32(vget_low_s32(v), vget_high_s32(v));
+    return vget_lane_s32(vpmin_s32(p, p), 0);
+}
 
 static inline __attribute__((always_inline)) be_rqn be_rqn_make(int32x4_t m, int32x4_t s, int32x4_t lim) {
     const int64x2_t one = vdupq_n_s64(1);
@@ -34,6 +42,8 @@ static inline __attribute__((always_inline)) be_rqn be_rqn_make(int32x4_t m, int
     r.m = m;
     r.lim = lim;
     r.nlim = vnegq_s32(lim);
+    r.nhi = vsubq_s32(vdupq_n_s32(31), s);
+    r.hi = be_min4(s) >= 32 && be_min4(lim) == INT32_MAX;
     r.r0 = vshlq_s64(one, vmovl_s32(vget_low_s32(sm1)));
     r.r1 = vshlq_s64(one, vmovl_s32(vget_high_s32(sm1)));
     r.ns0 = vmovl_s32(vget_low_s32(ns));
@@ -45,9 +55,19 @@ static inline __attribute__((always_inline)) be_rqn be_rqn_bcast(int32_t m, int3
     return be_rqn_make(vdupq_n_s32(m), vdupq_n_s32(s), vdupq_n_s32(lim));
 }
 
-/* t = floor((clamp(acc) * m + 2^(s-1)) / 2^s) on 4 lanes, exactly the rule: 64-bit products (no vqrdmulh,
- * whose rounding differs), |t| < 2^30 by the choice of lim, so the narrowing keeps every bit */
+/* t = floor((clamp(acc) * m + 2^(s-1)) / 2^s) on 4 lanes, exactly the rule (qgemm.h be_rq1):
+ *  - every s >= 32, lim = INT32_MAX (`hi`): 2^(s-1) is a multiple of 2^31, so with D = floor(a * m / 2^31)
+ *    (vqdmulhq_s32: the high word of 2am, exact: 0 <= m < 2^31 never meets the one saturating case INT32_MIN^2)
+ *    t = floor((D + 2^(s-32)) / 2^(s-31)), the rounding shift vrshlq_s32 by 31 - s: two instructions. The clamp
+ *    to +-INT32_MAX changes only INT32_MIN, whose D (-m, as for -INT32_MAX) it leaves alone: no clamp;
+ *  - else 64-bit vmull_s32 products and flooring shifts (no vqrdmulh, whose rounding differs);
+ * |t| < 2^30 by the choice of lim, so the narrowing keeps every bit */
+static inline __attribute__((always_inline)) int32x4_t be_rq4n_hi(int32x4_t acc, const be_rqn *q) {
+    return vrshlq_s32(vqdmulhq_s32(acc, q->m), q->nhi);
+}
+
 static inline __attribute__((always_inline)) int32x4_t be_rq4n(int32x4_t acc, const be_rqn *q) {
+    if (q->hi) return be_rq4n_hi(acc, q);
     acc = vminq_s32(vmaxq_s32(acc, q->nlim), q->lim);
     int64x2_t p0 = vaddq_s64(vmull_s32(vget_low_s32(acc), vget_low_s32(q->m)), q->r0);
     int64x2_t p1 = vaddq_s64(vmull_s32(vget_high_s32(acc), vget_high_s32(q->m)), q->r1);

@@ -36,7 +36,8 @@ static void tile_portable(long k2, const int16_t *a, const int8_t *b, int mr, in
     }
 }
 
-/* bias + requantisation of a tile's 4-column groups g < ng (columns c0 + 4g ..), stores of at most nr columns */
+/* bias + requantisation of a tile's 4-column groups g < ng (columns c0 + 4g ..), stores of at most nr columns;
+ * per-column parameters that all take the short form (be_rq4n_hi) get a loop of their own, with no branch */
 static inline __attribute__((always_inline)) void epi_neon(const int rows, int32x4_t acc[BE_QMR][4], const int ng,
                                                            int c0, int nr, int8_t *y, long ldy, const be_qepi *e,
                                                            long i0, long j0) {
@@ -44,11 +45,24 @@ static inline __attribute__((always_inline)) void epi_neon(const int rows, int32
     const int8x8_t lo = vdup_n_s8((int8_t)e->lo), hi = vdup_n_s8((int8_t)e->hi);
     be_rqn col[4];
     int32x4_t cb[4];
+    int short_form = e->per_col;
     for (int g = 0; g < ng; g++) {
         const long j = j0 + c0 + 4 * g; /* per-column arrays are padded to 16 channels */
         col[g] = e->per_col ? be_rqn_make(vld1q_s32(e->mult + j), vld1q_s32(e->shift + j), vld1q_s32(e->lim + j))
                             : be_rqn_bcast(0, 32, 1);
         cb[g] = e->per_col && e->bias ? vld1q_s32(e->bias + j) : vdupq_n_s32(0);
+        short_form = short_form && col[g].hi;
+    }
+    if (short_form) {
+        for (int r = 0; r < rows; r++)
+            for (int h = 0; 2 * h < ng; h++) {
+                const int cols = nr - c0 - 8 * h;
+                if (cols <= 0) break;
+                const int32x4_t t0 = be_rq4n_hi(vaddq_s32(acc[r][2 * h], cb[2 * h]), &col[2 * h]);
+                const int32x4_t t1 = be_rq4n_hi(vaddq_s32(acc[r][2 * h + 1], cb[2 * h + 1]), &col[2 * h + 1]);
+                be_store8n(y + r * ldy + c0 + 8 * h, be_rqn_pack8(t0, t1, zp16, lo, hi), cols < 8 ? cols : 8);
+            }
+        return;
     }
     for (int r = 0; r < rows; r++) {
         const long ch = i0 + r;
@@ -240,29 +254,69 @@ void be_qgemm_tile(long k2, const int16_t *a, const int8_t *b, int mr, int nr, i
     tile_portable(k2, a, b, mr, nr, y, ldy, e, i0, j0);
 }
 
+/* Both A panels are [k group][row r < 6][4 bytes] (a quad of int8, or a pair of int16): from 4 vectors of rows
+ * 0..3 and 2 of rows 4, 5 (4 groups each), a 4x4 transpose of 32-bit units makes 4 groups of 24 bytes */
+static inline __attribute__((always_inline)) void store_groups(int32x4_t r0, int32x4_t r1, int32x4_t r2,
+                                                               int32x4_t r3, int32x4_t r4, int32x4_t r5,
+                                                               int8_t *dst) {
+    const int32x4x2_t t = vtrnq_s32(r0, r1), u = vtrnq_s32(r2, r3), z = vzipq_s32(r4, r5);
+    vst1q_s32((int32_t *)dst, vcombine_s32(vget_low_s32(t.val[0]), vget_low_s32(u.val[0])));
+    vst1_s32((int32_t *)(dst + 16), vget_low_s32(z.val[0]));
+    vst1q_s32((int32_t *)(dst + 24), vcombine_s32(vget_low_s32(t.val[1]), vget_low_s32(u.val[1])));
+    vst1_s32((int32_t *)(dst + 40), vget_high_s32(z.val[0]));
+    vst1q_s32((int32_t *)(dst + 48), vcombine_s32(vget_high_s32(t.val[0]), vget_high_s32(u.val[0])));
+    vst1_s32((int32_t *)(dst + 64), vget_low_s32(z.val[1]));
+    vst1q_s32((int32_t *)(dst + 72), vcombine_s32(vget_high_s32(t.val[1]), vget_high_s32(u.val[1])));
+    vst1_s32((int32_t *)(dst + 88), vget_high_s32(z.val[1]));
+}
+
+/* the 6 row pointers of a panel of mr rows: rows past mr read row 0 (the tiles never use their lanes) */
+static inline __attribute__((always_inline)) void panel_rows(const int8_t *a, long lda, int mr, const int8_t *r[6]) {
+    for (int i = 0; i < BE_QMR; i++) r[i] = a + (i < mr ? i : 0) * lda;
+}
+
 #ifdef BE_ISA_DOTPROD
-/* rows i0 .. i0+mr-1 of A (raw int8) as one A panel of int8 quads, zero-padded */
-static void pack_a_quads(const int8_t *a, long lda, long K, int mr, int8_t *dst) {
+/* rows i0 .. i0+mr-1 of A (raw int8) as one A panel of int8 quads: 16 k of every row at a time while whole
+ * 16-byte loads stay within kread (past K they meet only B's zero padding) and 4 quads stay within the panel's
+ * k4, the rest one byte at a time, zero past K */
+static void pack_a_quads(const int8_t *a, long lda, long K, long kread, int mr, int8_t *dst) {
     const long k4 = (K + 3) / 4;
-    memset(dst, 0, (size_t)k4 * 24);
-    for (int r = 0; r < mr; r++)
-        for (long k = 0; k < K; k++) dst[(k >> 2) * 24 + r * 4 + (k & 3)] = a[r * lda + k];
+    const int8_t *r[BE_QMR];
+    panel_rows(a, lda, mr, r);
+    long kq = 0;
+    for (; kq + 4 <= k4 && 4 * kq + 16 <= kread; kq += 4) {
+        const long k = 4 * kq;
+#define LDQ(i) vreinterpretq_s32_s8(vld1q_s8(r[i] + k))
+        store_groups(LDQ(0), LDQ(1), LDQ(2), LDQ(3), LDQ(4), LDQ(5), dst + kq * 24);
+#undef LDQ
+    }
+    for (; kq < k4; kq++)
+        for (int i = 0; i < BE_QMR; i++)
+            for (int j = 0; j < 4; j++) dst[kq * 24 + i * 4 + j] = 4 * kq + j < K ? r[i][4 * kq + j] : 0;
 }
 #endif
 
-/* rows i0 .. i0+mr-1 of A (minus zp) as one A panel of int16 pairs, zero-padded past K (x86: junk may take the
- * place of the zeros when kread > K: the bytes a row may be read to; products with the B panels' zero padding stay
- * 0 and pairs past the panel are not stored) */
+/* rows i0 .. i0+mr-1 of A minus zp as one A panel of int16 pairs: 8 k of every row at a time (vsubl_s8: exact)
+ * while whole 8-byte loads stay within kread and 4 pairs within the panel's k2, the rest one pair at a time,
+ * zero past K (x86: the same; junk past K meets only B's zero padding) */
 static void pack_a_rows(const int8_t *a, long lda, long K, long kread, int32_t zp, int mr, int16_t *dst) {
     const long k2 = (K + 1) / 2;
+    const int8_t *r[BE_QMR];
+    const int8x8_t z8 = vdup_n_s8((int8_t)zp);
+    panel_rows(a, lda, mr, r);
     long kp = 0;
-    (void)kread;
+    for (; kp + 4 <= k2 && 2 * kp + 8 <= kread; kp += 4) {
+        const long k = 2 * kp;
+#define LDP(i) vreinterpretq_s32_s16(vsubl_s8(vld1_s8(r[i] + k), z8))
+        store_groups(LDP(0), LDP(1), LDP(2), LDP(3), LDP(4), LDP(5), (int8_t *)(dst + kp * BE_QMR * 2));
+#undef LDP
+    }
     for (; kp < k2; kp++) {
         int16_t *d = dst + kp * BE_QMR * 2;
-        for (int r = 0; r < BE_QMR; r++) {
-            const long k = 2 * kp;
-            d[2 * r] = (int16_t)(r < mr ? a[r * lda + k] - zp : 0);
-            d[2 * r + 1] = (int16_t)(r < mr && k + 1 < K ? a[r * lda + k + 1] - zp : 0);
+        const long k = 2 * kp;
+        for (int i = 0; i < BE_QMR; i++) {
+            d[2 * i] = (int16_t)(r[i][k] - zp);
+            d[2 * i + 1] = (int16_t)(k + 1 < K ? r[i][k + 1] - zp : 0);
         }
     }
 }
@@ -272,14 +326,14 @@ static void pack_a_rows(const int8_t *a, long lda, long K, long kread, int32_t z
 #define QG_A_QUADS a_zp == 0
 #define QG_PACK_QUADS()                                                                                                \
     if (quads)                                                                                                         \
-        pack_a_quads(a + i0 * lda, lda, K, mr, (int8_t *)ap);                                                          \
+        pack_a_quads(a + i0 * lda, lda, K, K, mr, (int8_t *)ap);                                                          \
     else
 #define QG_TILE_QUADS()                                                                                                \
     if (quads) {                                                                                                       \
         be_qgemm_tile_sdot(k2, (const int8_t *)ap, bpack + q * k2 * 32, 0, mr, nr, y + i0 * ldy + j0, ldy, e, i0, j0); \
         continue;                                                                                                      \
     }
-#define QG_PANEL_PACK() ((void)kread, pack_a_quads(a, lda, K, mr, (int8_t *)apanel))
+#define QG_PANEL_PACK() pack_a_quads(a, lda, K, kread, mr, (int8_t *)apanel)
 #define QG_PANEL_TILE()                                                                                                \
     be_qgemm_tile_sdot(k2, (const int8_t *)apanel, bpack + q * k2 * 32, 0, mr, nr, y + j0, ldy, e, i0, j0)
 #else
