@@ -90,6 +90,9 @@ def run(b: Bundle, target: Target, elf: Path, tolerance: float = 1e-4, timeout: 
         raise FirmwareError(f"the firmware did not finish within {timeout:g} s under {' '.join(cmd[:3])}") from None
     wall = time.perf_counter() - t0
     outs, ticks, stack, verdict = _parse(proc.stdout)
+    if not verdict and stack is not None and "Lockup" in proc.stderr:  # QEMU stops a core that faults in HardFault
+        verdict = (f"FAIL the core locked up, faulting inside its fault handler: most likely the stack used all of "
+                   f"its {stack} bytes (raise stack_bytes in the target)")  # fmt: skip
     if not verdict or stack is None:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-8:])
         raise FirmwareError(f"the firmware stopped without a verdict under {' '.join(cmd[:3])} "

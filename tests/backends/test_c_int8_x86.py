@@ -44,7 +44,7 @@ def _toolchain(level: str, tmp_path) -> tuple[build.Toolchain, object]:
     folder = tmp_path / "kernels"
     folder.mkdir()
     for name, text in build.kernel_sources(tc.sets()).items():
-        if name.endswith(".h") or name.startswith("q"):
+        if name.endswith(".h") or name.startswith("q") or name == "workers.c":  # the pool the model code calls
             (folder / name).write_text(text)
     return tc, folder
 

@@ -81,15 +81,20 @@ def test_sources_override_by_stem():
         build.kernel_sources(("reference", "sse9"))
 
 
-def test_every_override_has_a_reference_twin_and_internal_headers_are_unique():
+def test_set_files_override_a_reference_or_add_its_tiles_and_internal_headers_are_unique():
     headers = [p.name for p in KERNELS.rglob("*.h")]
     assert len(headers) == len(set(headers)), sorted(n for n in headers if headers.count(n) > 1)
     reference = {p.name for p in _files(KERNELS / "reference")}
     for s in ("x86", "arm"):
         for p in _files(KERNELS / s):
-            if p.suffix == ".c":  # an override is complete for its stem: the reference file goes out of the build
-                assert p.name in reference, f"{s}/{p.name} overrides no reference file"
-            else:
+            if p.suffix == ".c" and p.name not in reference:  # a tile file the set's own overrides call
+                defined = set(re.findall(r"^[a-z][\w \*]*\b(be_\w+)\(", _code(p), re.M))
+                internal = " ".join(_code(h) for h in (KERNELS / s).glob(f"{s}_*.h"))
+                assert defined and all(name in internal for name in defined), (
+                    f"{s}/{p.name} overrides no reference file, and not all of {sorted(defined)} are declared in "
+                    f"the set's {s}_*.h for its overrides to call"
+                )
+            elif p.suffix != ".c":  # (a .c with a reference twin overrides it whole: the twin leaves the build)
                 assert p.name.startswith(f"{s}_"), f"{s}/{p.name}: internal headers are named by their set"
 
 
