@@ -204,3 +204,10 @@ def test_bad_schedule_and_resume_without_folder():
         Learner(_module(), [(x, y)], dashboard=None).fit(1, resume=True)
     with pytest.raises(burnedge.BurnedgeError, match="needs the number of steps"):
         Learner(_module(), iter([(x, y)]), schedule="cosine", dashboard=None).fit(1)
+
+
+def test_int8_evaluation_needs_a_qat_module():
+    x, y = _data(8)
+    learner = Learner(_module(), [(x, y)], dashboard=None)
+    with pytest.raises(burnedge.BurnedgeError, match="evaluate\\(int8=True\\) needs a prepare_qat module, not "):
+        learner.evaluate([(x, y)], int8=True)
