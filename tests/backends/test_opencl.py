@@ -109,6 +109,28 @@ def test_run_async_queues_and_matches_run():
     assert all(f.done() for f in futures)
 
 
+def test_runs_enqueue_through_the_c_api_with_the_bits_of_pyopencl_calls():
+    """A run's launches and copies go straight to the OpenCL library pyopencl loaded (one C call each, no event
+    objects); the outputs equal those of the same run enqueued through pyopencl, and numpy's within 1e-4."""
+    model = _conv_model()
+    s = burnedge.Session(model, backend="opencl")
+    exe = s.executable
+    assert exe.native, "the OpenCL library pyopencl loaded was not opened with cffi"
+    x = np.random.default_rng(5).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    fast = [f.result(timeout=60)["y"] for f in [s.run_async({"x": x}), s.run_async({"x": -x})]]
+    saved, exe._native = exe._native, None
+    try:
+        assert not exe.native
+        slow = [s.run({"x": x})["y"], s.run({"x": -x})["y"]]
+    finally:
+        exe._native = saved
+    assert not np.array_equal(fast[0], fast[1])  # each queued run read its own input
+    for got, want in zip(fast, slow):
+        assert np.array_equal(got, want)
+    ref = burnedge.Session(model, backend="numpy").run({"x": x})["y"]
+    np.testing.assert_allclose(fast[0], ref, rtol=1e-4, atol=1e-4)
+
+
 def test_run_async_checks_feeds():
     s = burnedge.Session(_conv_model(), backend="opencl")
     with pytest.raises(BurnedgeError, match="x"):
