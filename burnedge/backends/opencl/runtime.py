@@ -15,7 +15,6 @@ second load of the same bundle builds nothing; `builds` counts real builds from 
 
 from __future__ import annotations
 
-import concurrent.futures
 import hashlib
 import os
 import threading
@@ -29,6 +28,7 @@ import numpy as np
 from ...files import write_atomic
 from .emit import Launch, OpenCLError
 from .native import Native
+from .staging import PendingRun, Ring
 
 try:
     import pyopencl as cl
@@ -158,30 +158,6 @@ class Slot:
     shape: tuple[int, ...]
 
 
-class PendingRun(concurrent.futures.Future):
-    """A queued run: `result()` waits for its last read-back and returns the outputs (no thread involved)."""
-
-    def __init__(self, event: Any, outputs: dict[str, np.ndarray], keep: list[Any]):
-        super().__init__()
-        self._event, self._outputs, self._keep = event, outputs, keep
-        self.set_running_or_notify_cancel()
-
-    def _finish(self) -> None:
-        if not super().done():
-            self._event.wait()
-            self._keep.clear()
-            self.set_result(self._outputs)
-
-    def done(self) -> bool:
-        if not super().done() and self._event.command_execution_status == cl.command_execution_status.COMPLETE:
-            self._finish()
-        return super().done()
-
-    def result(self, timeout: float | None = None) -> dict[str, np.ndarray]:
-        self._finish()
-        return super().result(timeout)
-
-
 class CLModel:
     """A program with its launches over one arena: `run_async(feeds)` queues a run, `run` waits for it."""
 
@@ -218,6 +194,7 @@ class CLModel:
             k.set_args(self.arena, self.weights)
             self._kernels.append((k, launch))
         self._native = Native.open(self.queue, self.arena, self._kernels)  # None: pyopencl's calls instead
+        self._ring = Ring(self.context, self.queue, inputs, [s for s in outputs if s.name not in self.constants])
         self._lock = threading.Lock()
 
     @property
@@ -246,9 +223,7 @@ class CLModel:
             a = np.ascontiguousarray(feeds[s.name], dtype=s.dtype)
             if a.dtype == np.bool_:
                 a = a.view(np.uint8)
-            if a.nbytes and self._native is not None:
-                self._native.write(s.offset, a)
-            elif a.nbytes:
+            if a.nbytes:
                 cl.enqueue_copy(self.queue, self.arena, a, dst_offset=s.offset, is_blocking=False)
             keep.append(a)
         return keep
@@ -261,24 +236,42 @@ class CLModel:
         return (out.view(np.bool_) if slot.dtype == np.bool_ else out), ev
 
     def run_async(self, feeds: Mapping[str, np.ndarray]) -> PendingRun:
-        """Queues one run (inputs, every kernel, outputs) and returns its future; nothing waits here."""
+        """Queues one run (inputs, every kernel, outputs) through a pinned slot and returns its future; it waits
+        only when every slot is taken by a run still in flight."""
         with self._lock:
-            keep: list[Any] = self._write_inputs(feeds)
-            self._enqueue_run()
-            outs: dict[str, np.ndarray] = {}
-            for s in self.outputs:
-                if s.name in self.constants:
-                    outs[s.name] = np.array(self.constants[s.name])
-                elif self._native is not None:
-                    out = np.empty(s.shape, np.uint8 if s.dtype == np.bool_ else s.dtype)
-                    if out.nbytes:
-                        self._native.read(s.offset, out)
-                    outs[s.name] = out.view(np.bool_) if s.dtype == np.bool_ else out
+            i = self._ring.take()
+            for s, view in zip(self.inputs, self._ring.input_views(i)):
+                np.copyto(view, np.asarray(feeds[s.name]).reshape(view.shape), casting="unsafe")
+                if not view.nbytes:
+                    continue
+                if self._native is not None:
+                    self._native.write(s.offset, view)
                 else:
-                    outs[s.name], _ = self._read(s)
+                    cl.enqueue_copy(self.queue, self.arena, view, dst_offset=s.offset, is_blocking=False)
+            self._enqueue_run()
+            for s, view in zip(self._ring.outputs, self._ring.output_views(i)):
+                if not view.nbytes:
+                    continue
+                if self._native is not None:
+                    self._native.read(s.offset, view)
+                else:
+                    cl.enqueue_copy(self.queue, view, self.arena, src_offset=s.offset, is_blocking=False)
             marker = cl.enqueue_marker(self.queue)
             self.queue.flush()
-        return PendingRun(marker, outs, keep)
+            run = PendingRun(marker, lambda: self._collect(i))
+            self._ring.own(i, run)
+        return run
+
+    def _collect(self, i: int) -> dict[str, np.ndarray]:
+        """The outputs of the finished run that held slot `i`, copied out of it."""
+        read = {s.name: v.copy() for s, v in zip(self._ring.outputs, self._ring.output_views(i))}
+        outs = {}
+        for s in self.outputs:
+            if s.name in self.constants:
+                outs[s.name] = np.array(self.constants[s.name])
+            else:
+                outs[s.name] = read[s.name].view(np.bool_) if s.dtype == np.bool_ else read[s.name]
+        return outs
 
     def run(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         return self.run_async(feeds).result()
