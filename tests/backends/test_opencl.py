@@ -23,7 +23,7 @@ opencl = lookup("opencl")
 if opencl.unavailable_reason():
     pytest.skip(f"no OpenCL device: {opencl.unavailable_reason()}", allow_module_level=True)
 
-from burnedge.backends.opencl import runtime  # noqa: E402
+from burnedge.backends.opencl import native, runtime  # noqa: E402
 
 
 def _model(nodes, inits, shape=(2, 3, 8)) -> burnedge.Model:
@@ -109,26 +109,33 @@ def test_run_async_queues_and_matches_run():
     assert all(f.done() for f in futures)
 
 
-def test_runs_enqueue_through_the_c_api_with_the_bits_of_pyopencl_calls():
-    """A run's launches and copies go straight to the OpenCL library pyopencl loaded (one C call each, no event
-    objects); the outputs equal those of the same run enqueued through pyopencl, and numpy's within 1e-4."""
+def test_runs_enqueue_through_the_c_api_with_the_bits_of_pyopencl_calls(monkeypatch):
+    """A run's launches go straight to the OpenCL library pyopencl loaded: recorded once as a command buffer where
+    the device has cl_khr_command_buffer (PoCL has), else one C call per kernel; the outputs equal those of the
+    same run enqueued through pyopencl, with more runs queued than there are pinned slots, and numpy's within 1e-4."""
     model = _conv_model()
-    s = burnedge.Session(model, backend="opencl")
-    exe = s.executable
-    assert exe.native, "the OpenCL library pyopencl loaded was not opened with cffi"
     x = np.random.default_rng(5).standard_normal((2, 3, 8, 8)).astype(np.float32)
-    fast = [f.result(timeout=60)["y"] for f in [s.run_async({"x": x}), s.run_async({"x": -x})]]
-    saved, exe._native = exe._native, None
-    try:
-        assert not exe.native
-        slow = [s.run({"x": x})["y"], s.run({"x": -x})["y"]]
-    finally:
-        exe._native = saved
-    assert not np.array_equal(fast[0], fast[1])  # each queued run read its own input
-    for got, want in zip(fast, slow):
-        assert np.array_equal(got, want)
-    ref = burnedge.Session(model, backend="numpy").run({"x": x})["y"]
-    np.testing.assert_allclose(fast[0], ref, rtol=1e-4, atol=1e-4)
+    xs = [x, -x, 2 * x, x + 1, x - 1, 0.5 * x]  # six runs in flight: more than the four pinned slots
+    got = {}
+    for mode in ("1", "calls", "0"):
+        monkeypatch.setenv("BURNEDGE_OPENCL_NATIVE", mode)
+        monkeypatch.setattr(native, "_lib", {})
+        s = burnedge.Session(model, backend="opencl")
+        exe = s.executable
+        assert exe.native == (mode != "0")
+        if mode == "1" and "cl_khr_command_buffer" in exe.device.extensions.split():
+            assert exe._native.recorded, "the device has command buffers but the run was not recorded as one"
+        if mode == "calls":
+            assert not exe._native.recorded
+        futures = [s.run_async({"x": v}) for v in xs]
+        got[mode] = [f.result(timeout=60)["y"] for f in futures]
+    for mode in ("1", "calls"):
+        for a, b in zip(got[mode], got["0"]):
+            assert np.array_equal(a, b)
+    assert not np.array_equal(got["1"][0], got["1"][1])  # each queued run read its own input
+    ref = burnedge.Session(model, backend="numpy")
+    for v, y in zip(xs, got["1"]):
+        np.testing.assert_allclose(y, ref.run({"x": v})["y"], rtol=1e-4, atol=1e-4)
 
 
 def test_run_async_checks_feeds():

@@ -28,7 +28,7 @@ import numpy as np
 from ...files import write_atomic
 from .emit import Launch, OpenCLError
 from .native import Native
-from .staging import PendingRun, Ring
+from .staging import PendingRun, QueueEvent, Ring
 
 try:
     import pyopencl as cl
@@ -256,8 +256,11 @@ class CLModel:
                     self._native.read(s.offset, view)
                 else:
                     cl.enqueue_copy(self.queue, view, self.arena, src_offset=s.offset, is_blocking=False)
-            marker = cl.enqueue_marker(self.queue)
-            self.queue.flush()
+            if self._native is not None:
+                marker = self._native.marker()
+            else:
+                marker = QueueEvent(cl.enqueue_marker(self.queue))
+                self.queue.flush()
             run = PendingRun(marker, lambda: self._collect(i))
             self._ring.own(i, run)
         return run

@@ -24,13 +24,27 @@ try:
 except ImportError:
     cl = None
 
-__all__ = ["DEPTH", "PendingRun", "Ring"]
+__all__ = ["DEPTH", "PendingRun", "QueueEvent", "Ring"]
 
 DEPTH = 4  # runs in flight per executable
 
 
+class QueueEvent:
+    """A pyopencl event seen as the runtime's events are (`native.Event`): `wait()` and `complete()`."""
+
+    def __init__(self, event: Any):
+        self._event = event
+
+    def wait(self) -> None:
+        self._event.wait()
+
+    def complete(self) -> bool:
+        return self._event.command_execution_status <= cl.command_execution_status.COMPLETE
+
+
 class PendingRun(concurrent.futures.Future):
-    """A queued run: `result()` waits for its last read-back and returns the outputs (no thread involved)."""
+    """A queued run: `result()` waits for its last read-back and returns the outputs (no thread involved);
+    `event` has `wait()` and `complete()` (a `native.Event` or a `QueueEvent`)."""
 
     def __init__(self, event: Any, collect: Callable[[], dict[str, np.ndarray]]):
         super().__init__()
@@ -44,7 +58,7 @@ class PendingRun(concurrent.futures.Future):
             self.set_result(outputs)
 
     def done(self) -> bool:
-        if not super().done() and self._event.command_execution_status == cl.command_execution_status.COMPLETE:
+        if not super().done() and self._event.complete():
             self._finish()
         return super().done()
 
