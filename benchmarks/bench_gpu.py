@@ -9,7 +9,8 @@ Columns, all per run, medians of REPEATS blocks of RUNS back-to-back runs with i
 - opencl: burnedge's kernels replayed on its in-order queue over its arena (`CLModel.replay`);
 - opencl run(): one synchronous `Session.run` from host arrays to host arrays (writes, kernels, reads, wait);
 - TFLOP/s: the GEMM and convolution flops of a run over the opencl time;
-- async: N `run_async` calls queued then collected, against N synchronous `run` calls (ms for all N).
+- async: N `run_async` calls queued then collected, against N synchronous `run` calls (ms for all N; medians of
+  REPEATS alternating rounds of each).
 
     mkdir -p /tmp/icd && echo libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd && export OCL_ICD_VENDORS=/tmp/icd
     python benchmarks/bench_gpu.py [--models resnet18,mobilenet_v2,transformer,ds_cnn] [--batches 1,32]
@@ -158,15 +159,19 @@ def bench(name: str, batch: int, device: str = "cuda") -> dict[str, object]:
     ours_queued = _replayed(exe)
     ours_run = _timed(lambda: session.run(feeds), lambda: None)
 
-    t0 = time.perf_counter()
-    for _ in range(ASYNC_N):
-        session.run(feeds)
-    sync_ms = (time.perf_counter() - t0) * 1e3
-    t0 = time.perf_counter()
-    futures = [session.run_async(feeds) for _ in range(ASYNC_N)]
-    queued_ms = (time.perf_counter() - t0) * 1e3  # the host's share: queueing, waiting only for a free slot
-    outs = [f.result() for f in futures]
-    async_ms = (time.perf_counter() - t0) * 1e3
+    sync_rounds, async_rounds, queued_rounds, outs = [], [], [], []
+    for _ in range(REPEATS):  # alternating rounds: the host's noise falls on both alike
+        t0 = time.perf_counter()
+        for _ in range(ASYNC_N):
+            session.run(feeds)
+        sync_rounds.append((time.perf_counter() - t0) * 1e3)
+        t0 = time.perf_counter()
+        futures = [session.run_async(feeds) for _ in range(ASYNC_N)]
+        queued_rounds.append((time.perf_counter() - t0) * 1e3)  # the host's share: queueing, waiting for a slot
+        outs += [f.result() for f in futures]
+        async_rounds.append((time.perf_counter() - t0) * 1e3)
+    sync_ms, async_ms = statistics.median(sync_rounds), statistics.median(async_rounds)
+    queued_ms = statistics.median(queued_rounds)
     same = all(np.array_equal(next(iter(o.values())), got) for o in outs)
     return {
         "model": name,
