@@ -24,6 +24,8 @@ if opencl.unavailable_reason():
     pytest.skip(f"no OpenCL device: {opencl.unavailable_reason()}", allow_module_level=True)
 
 from burnedge.backends.opencl import native, runtime  # noqa: E402
+from burnedge.backends.opencl.emit import OpenCLError  # noqa: E402
+from burnedge.backends.opencl.staging import PendingRun  # noqa: E402
 
 
 def _model(nodes, inits, shape=(2, 3, 8)) -> burnedge.Model:
@@ -136,6 +138,24 @@ def test_runs_enqueue_through_the_c_api_with_the_bits_of_pyopencl_calls(monkeypa
     ref = burnedge.Session(model, backend="numpy")
     for v, y in zip(xs, got["1"]):
         np.testing.assert_allclose(y, ref.run({"x": v})["y"], rtol=1e-4, atol=1e-4)
+
+
+def test_a_run_the_device_failed_is_a_future_with_its_error():
+    """A run whose completion event reports a failure: its future raises the error (once, to every caller), and
+    the slot it held is free for the next run."""
+
+    class Failed:
+        def wait(self):
+            raise OpenCLError("OpenCL run failed on the device (status -5)")
+
+        def complete(self):
+            return True
+
+    run = PendingRun(Failed(), lambda: pytest.fail("outputs collected from a failed run"))
+    assert run.done()
+    for _ in range(2):
+        with pytest.raises(OpenCLError, match="status -5"):
+            run.result()
 
 
 def test_run_async_checks_feeds():

@@ -14,10 +14,13 @@ can run ahead of the device.
 from __future__ import annotations
 
 import concurrent.futures
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+
+from ...errors import BurnedgeError
 
 try:
     import pyopencl as cl
@@ -49,11 +52,18 @@ class PendingRun(concurrent.futures.Future):
     def __init__(self, event: Any, collect: Callable[[], dict[str, np.ndarray]]):
         super().__init__()
         self._event, self._collect = event, collect
+        self._finishing = threading.Lock()  # the caller's result() and a run reusing the slot may race
         self.set_running_or_notify_cancel()
 
     def _finish(self) -> None:
-        if not super().done():
-            self._event.wait()
+        with self._finishing:
+            if super().done():
+                return
+            try:
+                self._event.wait()
+            except BurnedgeError as exc:  # the device failed the run: the future says so, the slot is free
+                self.set_exception(exc)
+                return
             outputs, self._collect = self._collect(), None
             self.set_result(outputs)
 
