@@ -88,7 +88,8 @@ def _layout(slots: Sequence[Any]) -> tuple[list[int], int]:
 class Ring:
     """DEPTH slots of pinned host memory, each holding one run's inputs and outputs (see the module's text)."""
 
-    def __init__(self, context: Any, queue: Any, inputs: Sequence[Any], outputs: Sequence[Any], depth: int = DEPTH):
+    def __init__(self, context: Any, queue: Any, inputs: Sequence[Any], outputs: Sequence[Any], depth: int = 0):
+        depth = depth or DEPTH
         self.inputs, self.outputs = list(inputs), list(outputs)
         in_offsets, in_bytes = _layout(self.inputs)
         out_offsets, out_bytes = _layout(self.outputs)
