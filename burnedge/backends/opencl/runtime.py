@@ -28,7 +28,7 @@ import numpy as np
 from ...files import write_atomic
 from .emit import Launch, OpenCLError
 from .native import Native
-from .staging import PendingRun, QueueEvent, Ring
+from .staging import PendingRun, QueueCalls, Ring
 
 try:
     import pyopencl as cl
@@ -194,6 +194,7 @@ class CLModel:
             k.set_args(self.arena, self.weights)
             self._kernels.append((k, launch))
         self._native = Native.open(self.queue, self.arena, self._kernels)  # None: pyopencl's calls instead
+        self._calls = self._native or QueueCalls(self.queue, self.arena, self._kernels)
         self._ring = Ring(self.context, self.queue, inputs, [s for s in outputs if s.name not in self.constants])
         self._lock = threading.Lock()
 
@@ -209,13 +210,6 @@ class CLModel:
 
     def _enqueue(self, kernels: list[tuple[Any, Launch]]) -> list[Any]:
         return [cl.enqueue_nd_range_kernel(self.queue, k, ln.global_size, ln.local_size) for k, ln in kernels]
-
-    def _enqueue_run(self) -> None:
-        """Every kernel of a run, with no event: one C call each where the native path is open."""
-        if self._native is not None:
-            self._native.enqueue()
-        else:
-            self._enqueue(self._kernels)
 
     def _write_inputs(self, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
         keep = []
@@ -242,26 +236,13 @@ class CLModel:
             i = self._ring.take()
             for s, view in zip(self.inputs, self._ring.input_views(i)):
                 np.copyto(view, np.asarray(feeds[s.name]).reshape(view.shape), casting="unsafe")
-                if not view.nbytes:
-                    continue
-                if self._native is not None:
-                    self._native.write(s.offset, view)
-                else:
-                    cl.enqueue_copy(self.queue, self.arena, view, dst_offset=s.offset, is_blocking=False)
-            self._enqueue_run()
+                if view.nbytes:
+                    self._calls.write(s.offset, view)
+            self._calls.enqueue()
             for s, view in zip(self._ring.outputs, self._ring.output_views(i)):
-                if not view.nbytes:
-                    continue
-                if self._native is not None:
-                    self._native.read(s.offset, view)
-                else:
-                    cl.enqueue_copy(self.queue, view, self.arena, src_offset=s.offset, is_blocking=False)
-            if self._native is not None:
-                marker = self._native.marker()
-            else:
-                marker = QueueEvent(cl.enqueue_marker(self.queue))
-                self.queue.flush()
-            run = PendingRun(marker, lambda: self._collect(i))
+                if view.nbytes:
+                    self._calls.read(s.offset, view)
+            run = PendingRun(self._calls.marker(), lambda: self._collect(i))
             self._ring.own(i, run)
         return run
 
@@ -284,7 +265,7 @@ class CLModel:
         device time without host transfers, which is what a benchmark compares with device-resident engines."""
         with self._lock:
             for _ in range(runs):
-                self._enqueue_run()
+                self._calls.enqueue()
             self.queue.finish()
 
     def run_steps(self, feeds: Mapping[str, np.ndarray], before=None, after=None) -> dict[str, np.ndarray]:
@@ -320,8 +301,7 @@ class CLModel:
         """One run on a profiling queue: its outputs, and every kernel it enqueued with its device seconds."""
         queue = cl.CommandQueue(self.context, self.device, properties=cl.command_queue_properties.PROFILING_ENABLE)
         with self._lock:
-            saved, self.queue = (self.queue, self._native), queue
-            self._native = None  # the native path is bound to the run queue
+            saved, self.queue = self.queue, queue
             try:
                 keep = self._write_inputs(feeds)
                 events = self._enqueue(self._kernels)
@@ -329,7 +309,7 @@ class CLModel:
                 queue.finish()
                 del keep
             finally:
-                self.queue, self._native = saved
+                self.queue = saved
         outs = {
             s.name: np.array(self.constants[s.name]) if s.name in self.constants else reads[s.name]
             for s in self.outputs

@@ -27,7 +27,7 @@ try:
 except ImportError:
     cl = None
 
-__all__ = ["DEPTH", "PendingRun", "QueueEvent", "Ring"]
+__all__ = ["DEPTH", "PendingRun", "QueueCalls", "QueueEvent", "Ring"]
 
 DEPTH = 4  # runs in flight per executable
 
@@ -43,6 +43,29 @@ class QueueEvent:
 
     def complete(self) -> bool:
         return self._event.command_execution_status <= cl.command_execution_status.COMPLETE
+
+
+class QueueCalls:
+    """A run's enqueues through pyopencl, with the interface of `native.Native`: the fallback where the OpenCL
+    library cannot be opened with cffi (slower per call, the same results)."""
+
+    def __init__(self, queue: Any, arena: Any, kernels: Sequence[tuple[Any, Any]]):
+        self._queue, self._arena, self._kernels = queue, arena, kernels
+
+    def enqueue(self) -> None:
+        for k, ln in self._kernels:
+            cl.enqueue_nd_range_kernel(self._queue, k, ln.global_size, ln.local_size)
+
+    def write(self, offset: int, array: np.ndarray) -> None:
+        cl.enqueue_copy(self._queue, self._arena, array, dst_offset=offset, is_blocking=False)
+
+    def read(self, offset: int, array: np.ndarray) -> None:
+        cl.enqueue_copy(self._queue, array, self._arena, src_offset=offset, is_blocking=False)
+
+    def marker(self) -> QueueEvent:
+        event = QueueEvent(cl.enqueue_marker(self._queue))
+        self._queue.flush()
+        return event
 
 
 class PendingRun(concurrent.futures.Future):
