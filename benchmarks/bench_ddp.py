@@ -76,7 +76,7 @@ class Config:
     heldout: int  # held-out images scored (0: all 539)
     threads: int
     folder: str
-    seed: int = 0
+    seed: int = 0  # the weights' and the shuffles' (the split is the example's, seed 0)
 
 
 # -- the processes torchrun starts ----------------------------------------------------------------------------------
@@ -150,6 +150,14 @@ def _device_name(device: torch.device) -> str:
     return f"{platform.processor() or platform.machine()} ({os.cpu_count()} cores)"
 
 
+def _split(c: Config) -> tuple[np.ndarray, ...]:
+    """The example's split as the launching script saved it (scikit-learn is imported once, not per process);
+    the held-out images cut to --heldout."""
+    with np.load(Path(c.folder).parent / "digits.npz") as f:
+        xtr, ytr, xte, yte = (f[k] for k in ("xtr", "ytr", "xte", "yte"))
+    return (xtr, ytr, xte[: c.heldout], yte[: c.heldout]) if c.heldout else (xtr, ytr, xte, yte)
+
+
 def worker(config_path: str) -> None:
     """One process of a run (started by torchrun): trains, times, QATs, reports (see the module docstring)."""
     from burnedge.train import Learner, from_torch, to_torch
@@ -164,9 +172,7 @@ def worker(config_path: str) -> None:
     rank, local = int(os.environ.get("RANK", "0")), int(os.environ.get("LOCAL_RANK", "0"))
     device = torch.device(f"cuda:{local}" if c.device == "cuda" else "cpu")
     torch.manual_seed(c.seed)  # the same initial weights on every process (DDP also broadcasts rank 0's)
-    xtr, ytr, xte, yte = data(c.seed)
-    if c.heldout:
-        xte, yte = xte[: c.heldout], yte[: c.heldout]
+    xtr, ytr, xte, yte = _split(c)
     model = trace(DigitsNet(), INPUT, name="digits_qat")
     per = c.global_batch // c.processes
     x = torch.tensor(np.tile(xtr, (c.repeat, 1, 1, 1)), device=device)
@@ -227,9 +233,7 @@ def c_bundle_count(folder: Path, config: Config) -> int:
     from burnedge.nn.weights import read_safetensors
     from burnedge.train.qat import convert, prepare_qat
 
-    xtr, _, xte, yte = data(config.seed)
-    if config.heldout:
-        xte, yte = xte[: config.heldout], yte[: config.heldout]
+    xtr, _, xte, yte = _split(config)
     net = DigitsNet()
     net.load_safetensors(folder / "float" / "last.safetensors")
     model = trace(net, INPUT, name="digits_qat")
@@ -281,8 +285,11 @@ def bench(gpus: int, device: str, global_batch: int, repeat: int, epochs: int, q
           timeout: float = 1800, quiet: bool = False) -> list[Row]:  # fmt: skip
     """Runs 1 process and `gpus` processes (one run when gpus is 1), returns a Row per run. Bad settings are a
     ValueError saying the numbers."""
-    check(gpus, device, global_batch, repeat, epochs, warmup)
+    split = data(0)
+    check(gpus, device, global_batch, repeat, epochs, warmup, len(split[1]))
     root = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="bench-ddp-"))
+    root.mkdir(parents=True, exist_ok=True)
+    np.savez(root / "digits.npz", **dict(zip(("xtr", "ytr", "xte", "yte"), split)))
     rows = []
     for n in sorted({1, gpus}):
         config = Config(device, n, global_batch, repeat, epochs, qat_epochs, warmup, lr, calibration, heldout,
@@ -295,7 +302,7 @@ def bench(gpus: int, device: str, global_batch: int, repeat: int, epochs: int, q
     return rows
 
 
-def check(gpus: int, device: str, global_batch: int, repeat: int, epochs: int, warmup: int) -> None:
+def check(gpus: int, device: str, global_batch: int, repeat: int, epochs: int, warmup: int, images: int) -> None:
     if gpus < 1:
         raise ValueError(f"--gpus {gpus}: expected at least 1 process")
     if device not in ("cuda", "cpu"):
@@ -309,14 +316,14 @@ def check(gpus: int, device: str, global_batch: int, repeat: int, epochs: int, w
                              f"ask for at most {visible}, or --device cpu for gloo processes")  # fmt: skip
     if global_batch % gpus:
         raise ValueError(f"--global-batch {global_batch} is not divisible by {gpus} processes "
-                         f"({global_batch} / {gpus} = {global_batch / gpus:g}); each process takes global / N")  # fmt: skip
+                         f"({global_batch} / {gpus} = {global_batch / gpus:g}); each takes global / N")  # fmt: skip
     if repeat < 1 or epochs < 1:
         raise ValueError(f"--repeat {repeat}, --epochs {epochs}: expected at least 1 each")
-    samples = len(data()[1]) * repeat
+    samples = images * repeat
     steps = samples // global_batch
     if steps < 1:
-        raise ValueError(f"--global-batch {global_batch} is more than the {samples} training samples "
-                         f"(1,258 x --repeat {repeat}): not one step per epoch")  # fmt: skip
+        raise ValueError(f"--global-batch {global_batch} is more than the {samples:,} training samples "
+                         f"({images:,} x --repeat {repeat}): not one step per epoch")  # fmt: skip
     if not 0 <= warmup < steps * epochs:
         raise ValueError(f"--warmup {warmup}: the run has {steps} steps per epoch x {epochs} epochs = "
                          f"{steps * epochs} steps; warm up on fewer, leaving some to time")  # fmt: skip
@@ -324,10 +331,9 @@ def check(gpus: int, device: str, global_batch: int, repeat: int, epochs: int, w
 
 def table(rows: list[Row]) -> str:
     base = rows[0].samples_per_s
-    lines = [
-        "| processes | device | global batch | per-process batch | samples/s | scaling vs 1 | trainer int8 | C bundle int8 |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|",
-    ]  # fmt: skip
+    head = ("processes", "device", "global batch", "per-process batch", "samples/s", "scaling vs 1", "trainer int8",
+            "C bundle int8")  # fmt: skip
+    lines = ["| " + " | ".join(head) + " |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(
             f"| {r.processes} | {r.device} | {r.global_batch:,} | {r.per_process:,} | {r.samples_per_s:,.0f} | "
@@ -339,7 +345,7 @@ def table(rows: list[Row]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     cuda = torch.cuda.is_available()
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python benchmarks/bench_ddp.py", description=__doc__.splitlines()[0])
     p.add_argument("--gpus", type=int, default=2, help="processes of the second run (GPUs on CUDA); 1 first")
     p.add_argument("--device", choices=["cuda", "cpu"], default="cuda" if cuda else "cpu")
     p.add_argument("--global-batch", type=int, help="samples per step over all processes (CUDA 32768, CPU 256)")
@@ -366,16 +372,18 @@ def main(argv: list[str] | None = None) -> int:
                      threads=a.threads, folder=a.out)  # fmt: skip
     except ValueError as exc:
         p.error(str(exc))
-    samples = 1258 * repeat
+    samples = rows[0].ranks[0]["train_samples"]
     steps = samples // gb
     backend = "nccl" if on_gpu else "gloo"
     precision = "bf16 autocast + TF32" if on_gpu else "fp32"
     print()
     print(f"bench_ddp  {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC  torch {torch.__version__}"
           f"  {backend}  {precision}  on {rows[0].device}")  # fmt: skip
-    print(f"data: the digits' 1,258 training images x {repeat} copies = {samples:,} samples per epoch, "
-          f"{steps} steps of {gb:,} per epoch, {epochs} float epochs; timed: steps after the first {warmup} "
-          f"(rank 0); then {a.qat_epochs} QAT epoch(s), fp32; int8 scored on {rows[0].heldout} held-out images")
+    print(
+        f"data: the digits' {samples // repeat:,} training images x {repeat} copies = {samples:,} samples per epoch, "
+        f"{steps} steps of {gb:,} per epoch, {epochs} float epochs; timed: steps after the first {warmup} "
+        f"(rank 0); then {a.qat_epochs} QAT epoch(s), fp32; int8 scored on {rows[0].heldout} held-out images"
+    )
     print()
     print(table(rows))
     agree = all(r.c_int8 == r.trainer_int8 for r in rows)
