@@ -54,6 +54,7 @@ os.environ.update(NO_MULTICAST)
 import torch  # noqa: E402
 
 from burnedge.examples.qat_digits import DigitsNet, data  # noqa: E402
+from burnedge.nn import init  # noqa: E402
 from burnedge.nn.trace import trace  # noqa: E402
 
 INPUT = {"image": (1, 1, 8, 8)}  # the example's traced shape; the torch module takes any batch
@@ -172,7 +173,7 @@ def worker(config_path: str) -> None:
         os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")  # one machine: the loopback, whatever else it has
     rank, local = int(os.environ.get("RANK", "0")), int(os.environ.get("LOCAL_RANK", "0"))
     device = torch.device(f"cuda:{local}" if c.device == "cuda" else "cpu")
-    torch.manual_seed(c.seed)  # the same initial weights on every process (DDP also broadcasts rank 0's)
+    init.manual_seed(c.seed)  # the same initial weights in every run and process (DDP also broadcasts rank 0's)
     xtr, ytr, xte, yte = _split(c)
     model = trace(DigitsNet(), INPUT, name="digits_qat")
     per = c.global_batch // c.processes
