@@ -389,6 +389,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print()
     print(table(rows))
+    floats = ", ".join(f"{r.processes} process(es) {r.ranks[0]['float_correct']}/{r.heldout}" for r in rows)
+    print(f"float before QAT (torch, rank 0): {floats}")
     agree = all(r.c_int8 == r.trainer_int8 for r in rows)
     print()
     print("C bundle == trainer's int8 count on every run:", "yes" if agree else "NO")
