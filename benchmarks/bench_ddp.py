@@ -389,7 +389,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print()
     print(table(rows))
-    floats = ", ".join(f"{r.processes} process(es) {r.ranks[0]['float_correct']}/{r.heldout}" for r in rows)
+    floats = ", ".join(f"{r.processes} process{'es' * (r.processes > 1)} {r.ranks[0]['float_correct']}/{r.heldout}"
+                       for r in rows)  # fmt: skip
     print(f"float before QAT (torch, rank 0): {floats}")
     agree = all(r.c_int8 == r.trainer_int8 for r in rows)
     print()
