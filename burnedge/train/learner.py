@@ -206,7 +206,7 @@ class Learner:
         """One pass over the training data; (the reduced means, samples per second)."""
         self.module.train()
         loader = self.train_loader
-        if hasattr(loader, "set_epoch") and self.group.world == 1:
+        if hasattr(loader, "set_epoch"):  # every process alike: under DDP the dealt-out batches stay disjoint
             loader.set_epoch(epoch)
         sums = Sums(self.metrics, self.device)
         start = last = time.perf_counter()

@@ -1,5 +1,6 @@
 """Data-parallel Learner on the CPU (gloo): two processes with batch B end with the weights of one process with
-batch 2B, for a torch DataLoader (DistributedSampler) and for a plain list of numpy batches (dealt out).
+batch 2B, for a torch DataLoader (DistributedSampler), a plain list of numpy batches (dealt out) and burnedge's
+ArrayLoader shuffled anew each epoch (dealt out: every process must reshuffle alike).
 
 Tolerance: both runs compute the same per-sample gradients at the same weights; they differ only in the order
 float32 sums are taken (a mean of 8 against the mean of two means of 4, gloo's all-reduce), a few ulps
@@ -28,8 +29,10 @@ import torch.distributed as dist  # noqa: E402
 import torch.multiprocessing as mp  # noqa: E402
 
 from burnedge.train import Learner, to_torch  # noqa: E402
+from burnedge.train.data import ArrayLoader  # noqa: E402
 
 B, N, EPOCHS = 4, 16, 2
+KINDS = ("dataloader", "list", "shuffled")
 
 
 class Net(nn.Module):  # no BatchNorm: DDP normalises each process's batch on its own (as torch does)
@@ -52,7 +55,9 @@ def _fit(kind: str, batch: int, folder: Path | None = None) -> tuple[dict, list]
     x, y = _data()
     nn.init.manual_seed(0)
     module = to_torch(burnedge.trace(Net(), {"x": (2, 1, 4, 4)}))
-    if kind == "dataloader":
+    if kind == "shuffled":  # burnedge's own loader, reshuffled each epoch (set_epoch) in every process alike
+        loader = ArrayLoader(x, y, batch, shuffle=True)
+    elif kind == "dataloader":
         ds = torch.utils.data.TensorDataset(torch.from_numpy(x), torch.from_numpy(y))
         loader = torch.utils.data.DataLoader(ds, batch_size=batch)
     else:
@@ -70,7 +75,7 @@ def _worker(rank: int, world: int, port: int, out: str) -> None:
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
     torch.set_num_threads(1)
     results = {}
-    for kind in ("dataloader", "list"):
+    for kind in KINDS:
         state, history = _fit(kind, B, Path(out) / f"ck{rank}")
         results[kind] = {"state": {k: v.tolist() for k, v in state.items()}, "history": history}
     (Path(out) / f"rank{rank}.json").write_text(json.dumps(results))
@@ -95,7 +100,7 @@ def test_two_processes_match_one_with_the_doubled_batch(tmp_path):
     ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
     assert (tmp_path / "ck0" / "last.safetensors").is_file() and (tmp_path / "ck0" / "list.jsonl").is_file()
     assert not (tmp_path / "ck1").exists(), "rank 1 wrote files: only rank 0 writes checkpoints and logs"
-    for kind in ("dataloader", "list"):
+    for kind in KINDS:
         one, one_history = _fit(kind, 2 * B)
         wrong, _ = _fit(kind, B)
         for r in ranks:
