@@ -86,8 +86,8 @@ class Config:
 class DeviceBatches:
     """The training set resident on the device, cut into per-process batches of one pass.
 
-    Every process builds the same sequence (the shuffle's seed is the pass number, counted here: the Learner
-    calls set_epoch only without DDP), and the Learner deals batch i to process i mod P; so P consecutive
+    Every process builds the same sequence (the shuffle's seed is the pass number, counted here, so the
+    loader needs no set_epoch), and the Learner deals batch i to process i mod P; so P consecutive
     batches are one global batch, the same samples a 1-process run takes in one step. Only whole global
     batches are given (every process takes the same number of steps). Batches are views: no copy per step."""
 
@@ -364,6 +364,10 @@ def main(argv: list[str] | None = None) -> int:
     if a.worker:
         worker(a.worker)
         return 0
+    import burnedge.train
+
+    if not isinstance(burnedge.train.Learner, type):  # the train extra is missing: its one-line reason, no torchrun
+        p.error(f"the Learner needs the train extra: {burnedge.train._MISSING}")
     on_gpu = a.device == "cuda"
     # CUDA: 2.6M samples (660 MB on each GPU), 39 steps of 65,536 per epoch: the tiny net computes, not launches
     gb = a.global_batch or (65536 if on_gpu else 256)

@@ -2,6 +2,8 @@
 
 - FusedConv / FusedGemm / FusedMatMul: the ONNX op, then the epilogue ``y = act(y + R)``; the bias is the op's own
   bias input (MatMul gains one). R (the residual) is optional and has the output's shape.
+  FusedMatMul may also carry ``perm_a`` / ``perm_b`` (its operands are read through that Transpose) and
+  ``perm_y`` (the result is stored transposed; never with R): the OpenCL pipeline's fold_transpose makes them.
 - Elementwise: a chain of elementwise ONNX ops, kept as a subgraph ``body`` whose inputs are the node's inputs
   and whose single output is the node's output; one loop in generated code.
 
@@ -24,7 +26,7 @@ import math
 
 import numpy as np
 
-from . import register
+from . import Spec, register
 from ._common import erf
 from .conv import _infer as conv_infer
 from .conv import conv
@@ -103,16 +105,31 @@ def fused_gemm(a, b, c=None, r=None, *, alpha=1.0, beta=1.0, transA=0, transB=0,
     return activate(y, r, activation, activation_params)
 
 
-def _fused_matmul_infer(a, b, bias=None, r=None, *, activation="", activation_params=()):
-    return _matmul_infer(a, b)
+class _Permuted:
+    """A shape/dtype stand-in for an operand seen through a Transpose (what shape inference reads)."""
+
+    def __init__(self, v, perm):
+        self.shape, self.dtype = tuple(v.shape[p] for p in perm), v.dtype
+
+
+def _fused_matmul_infer(
+    a, b, bias=None, r=None, *, activation="", activation_params=(), perm_a=None, perm_b=None, perm_y=None
+):
+    spec = _matmul_infer(_Permuted(a, perm_a) if perm_a else a, _Permuted(b, perm_b) if perm_b else b)[0]
+    if perm_y:
+        spec = Spec(tuple(spec.shape[p] for p in perm_y), spec.dtype)
+    return [spec]
 
 
 @register("FusedMatMul", domain="burnedge", infer=_fused_matmul_infer)
-def fused_matmul(a, b, bias=None, r=None, *, activation="", activation_params=()):
-    y = matmul(a, b)
+def fused_matmul(
+    a, b, bias=None, r=None, *, activation="", activation_params=(), perm_a=None, perm_b=None, perm_y=None
+):
+    y = matmul(np.transpose(a, perm_a) if perm_a else a, np.transpose(b, perm_b) if perm_b else b)
     if bias is not None:
         y = y + bias
-    return activate(y, r, activation, activation_params)
+    y = activate(y, r, activation, activation_params)
+    return np.ascontiguousarray(np.transpose(y, perm_y)) if perm_y else y
 
 
 @register("Elementwise", domain="burnedge", tags=("elementwise", "int8_lut"))

@@ -47,7 +47,7 @@ def _constants(plan: Plan) -> dict[str, np.ndarray]:
 
 class OpenCLBackend(Backend):
     name = "opencl"
-    pipeline = DEFAULT_PIPELINE
+    pipeline = (*DEFAULT_PIPELINE[:-1], "fold_transpose", "dce")  # Transposes around a MatMul cost no launch
 
     def __init__(self, tune: bool | None = None):
         self.tune = tune  # None: tune on GPUs (a measured choice pays there), heuristics elsewhere

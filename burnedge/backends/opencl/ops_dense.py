@@ -76,46 +76,69 @@ def gemm(ctx: Ctx, node: Node) -> None:
     _emit_dense(ctx, node, m, n, k, 1, lda, ldb, y, f"m * {n} + n", r)
 
 
-def _emit_dense(ctx, node, m, n, k, z, lda, ldb, y, out_index, r, z_a="", z_b="") -> None:
+def _emit_dense(ctx, node, m, n, k, z, lda, ldb, y, out_index, r, z_a="", z_b="", z_o="") -> None:
     out = node.outputs[0]
     res = f" + {ctx.ptr(r)}[o]" if r else ""
     helpers = (
         f"inline float KERNEL_NAME_lda{SIG.format('m', 'k')} {{ {z_a}return {lda}; }}\n"
         f"inline float KERNEL_NAME_ldb{SIG.format('k', 'n')} {{ {z_b}return {ldb}; }}\n"
         f"inline void KERNEL_NAME_st{SIG.format('m', 'n')[:-1]}, const float acc) {{\n"
-        f"  const long o = {out_index};\n  const float y = {y}{res};\n"
+        f"  {z_o}const long o = {out_index};\n  const float y = {y}{res};\n"
         f"  {ctx.ptr(out)}[o] = {activation(node, 'y')};\n}}"
     )
     ctx.gemm(m, n, k, z, helpers)
 
 
-def _batch_offset(shape: tuple[int, ...], batch: tuple[int, ...], block: int, var: str = "z") -> tuple[str, str]:
-    """(statements, expression) of the element offset of batch `var` in an operand whose batch dims are `shape`
-    broadcast to `batch`, each batch holding `block` elements."""
-    st = [s * block for s in strides(shape, batch)] if batch else []
+def _strided_batch(batch: tuple[int, ...], st: list[int]) -> tuple[str, str]:
+    """(statements, expression) of the element offset of batch `z` over `batch` with element strides `st`."""
     if not batch or not any(st):
         return "", "0"
-    stmts, offs = index_exprs(list(batch), [st], var)
+    stmts, offs = index_exprs(list(batch), [st], "z")
     return " ".join(stmts).replace("long r_", "long rz_").replace("r_", "rz_"), offs[0]
+
+
+def _through(shape: tuple[int, ...], perm, batch: tuple[int, ...]) -> tuple[tuple[int, ...], list[int], int, int]:
+    """An operand of rank >= 2 read through `perm` (None: as it is): (its logical shape, element strides of the
+    batch dims over `batch` (0 where broadcast), row stride, column stride)."""
+    cont = [int(np.prod(shape[d + 1 :], dtype=np.int64)) for d in range(len(shape))]
+    order = list(perm) if perm else list(range(len(shape)))
+    logical, st = tuple(shape[p] for p in order), [cont[p] for p in order]
+    nb, pad = len(logical) - 2, len(batch) - (len(logical) - 2)
+    bst = [0] * pad + [st[j] if logical[j] != 1 else 0 for j in range(nb)]
+    return logical, bst, st[-2], st[-1]
 
 
 @kernel("FusedMatMul", domain="burnedge")
 @kernel("MatMul")
 def matmul(ctx: Ctx, node: Node) -> None:
+    """C = A @ B with numpy's broadcasting; a FusedMatMul may read A or B through a permutation and store C
+    through one (passes/fold_transpose.py): the Transposes around attention cost no kernel of their own."""
     _float_only(ctx, node)
     a, b = node.inputs[0], node.inputs[1]
     bias = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else None
     r = node.inputs[3] if len(node.inputs) > 3 and node.inputs[3] else None
+    perm_a, perm_b, perm_y = (node.attrs.get(key) for key in ("perm_a", "perm_b", "perm_y"))
     sa, sb = ctx.shape(a), ctx.shape(b)
-    a2 = sa if len(sa) >= 2 else (1, sa[0])
-    b2 = sb if len(sb) >= 2 else (sb[0], 1)
+    ctx.require(not perm_y or not r, "a transposed store with a residual")
+    if perm_a or perm_b or perm_y:
+        ctx.require(len(sa) >= 2 and len(sb) >= 2, "a permuted MatMul operand of rank < 2")
+    a2 = tuple(sa[p] for p in perm_a) if perm_a else (sa if len(sa) >= 2 else (1, sa[0]))
+    b2 = tuple(sb[p] for p in perm_b) if perm_b else (sb if len(sb) >= 2 else (sb[0], 1))
     m, k, n = a2[-2], a2[-1], b2[-1]
     batch = tuple(np.broadcast_shapes(a2[:-2], b2[:-2]))
     z = int(np.prod(batch, dtype=np.int64)) if batch else 1
-    za, oa = _batch_offset(a2[:-2], batch, m * k)
-    zb, ob = _batch_offset(b2[:-2], batch, k * n)
-    lda = f"{ctx.ptr(a)}[{oa} + m * {k} + k]"
-    ldb = f"{ctx.ptr(b)}[{ob} + k * {n} + n]"
+    if len(sa) >= 2:
+        _, st, rs, cs = _through(sa, perm_a, batch)
+        za, oa = _strided_batch(batch, st)
+        lda = f"{ctx.ptr(a)}[{oa} + m * {rs} + k * {cs}]"
+    else:
+        za, lda = "", f"{ctx.ptr(a)}[k]"
+    if len(sb) >= 2:
+        _, st, rs, cs = _through(sb, perm_b, batch)
+        zb, ob = _strided_batch(batch, st)
+        ldb = f"{ctx.ptr(b)}[{ob} + k * {rs} + n * {cs}]"
+    else:
+        zb, ldb = "", f"{ctx.ptr(b)}[k]"
     y = "acc"
     if bias is not None:
         full = batch + (m, n)
@@ -125,7 +148,15 @@ def matmul(ctx: Ctx, node: Node) -> None:
             not any(s for s, d in zip(sbias, batch) if d > 1), f"a bias {ctx.shape(bias)} with batch dimensions"
         )
         y = f"(acc + {ctx.ptr(bias)}[m * {sbias[-2]} + n * {sbias[-1]}])"
-    _emit_dense(ctx, node, m, n, k, z, lda, ldb, y, f"(long)z * {m * n} + m * {n} + n", r, za, zb)
+    zo, out_index = "", f"(long)z * {m * n} + m * {n} + n"
+    if perm_y:  # C's dim e lands at dim inv[e] of the stored (transposed) output
+        shape_t = ctx.shape(node.outputs[0])
+        cont = [int(np.prod(shape_t[d + 1 :], dtype=np.int64)) for d in range(len(shape_t))]
+        inv = [list(perm_y).index(e) for e in range(len(perm_y))]
+        st = [cont[inv[e]] for e in range(len(perm_y))]
+        zo, oo = _strided_batch(batch, st[:-2])
+        out_index = f"{oo} + m * {st[-2]} + n * {st[-1]}"
+    _emit_dense(ctx, node, m, n, k, z, lda, ldb, y, out_index, r, za, zb, zo)
 
 
 def conv_geo(ctx: Ctx, node: Node) -> dict[str, int]:
@@ -232,8 +263,9 @@ def problem(graph, node: Node) -> tuple[int, int, int, int] | None:
             return m, n, a[0] if node.attrs.get("transA", 0) else a[1], 1
         if op in ("MatMul", "FusedMatMul"):
             sa, sb = shape(node.inputs[0]), shape(node.inputs[1])
-            a2 = sa if len(sa) >= 2 else (1, sa[0])
-            b2 = sb if len(sb) >= 2 else (sb[0], 1)
+            pa, pb = node.attrs.get("perm_a"), node.attrs.get("perm_b")
+            a2 = tuple(sa[p] for p in pa) if pa else (sa if len(sa) >= 2 else (1, sa[0]))
+            b2 = tuple(sb[p] for p in pb) if pb else (sb if len(sb) >= 2 else (sb[0], 1))
             batch = tuple(np.broadcast_shapes(a2[:-2], b2[:-2]))
             return a2[-2], b2[-1], a2[-1], int(np.prod(batch, dtype=np.int64)) if batch else 1
         if op in ("Conv", "FusedConv"):
