@@ -6,7 +6,7 @@
  * panel: one 64-byte load (pair rows 2kq, 2kq+1 of 16 columns), a vpermw that makes them 16 quads, a sign-bit
  * flip, then per row one broadcast A quad and one vpdpbusd. An odd last pair row is loaded alone (masked: nothing
  * past the panel is read). Tile (quads, NCHW convs): 6 rows x 16 columns, B quads loaded as they are.
- * Epilogue: + corr[r] + bias, the requantisation rule on 16 lanes (be_rq8's steps on zmm), narrowed with
+ * Epilogue: the accumulators start at corr[r] + bias; the requantisation rule on 16 lanes (be_rq16), narrowed with
  * saturation, masked stores for column tails.
  */
 #include "x86_qgemm.h"
@@ -42,12 +42,36 @@ static inline __attribute__((always_inline)) void store4(__m512i b, int n, int n
     }
 }
 
-/* 16 columns of `rows` accumulator rows + corr[r] + bias, requantised (be_rq16), then narrowed four rows at a time
- * (be_rq_narrow64: saturated to int16, + zp with int16 saturation, to int8, clamped to [lo, hi]: be_rq_pack16's
- * steps in order), masked stores for column tails */
-static inline __attribute__((always_inline)) void store_rows(const int rows, const __m512i c[BE_QMR],
-                                                             const int32_t *corr, int nr, int8_t *y, long ldy,
-                                                             const be_qepi *e, long i0, long j0) {
+/* the start of each accumulator row: bias (per column: of the 16 or 32 columns; per row: the row's) + corr[r] */
+static inline __attribute__((always_inline)) void start_values(const int rows, const int NB, const int32_t *corr,
+                                                               const be_qepi *e, long i0, long j0,
+                                                               __m512i v0[BE_QMR], __m512i v1[BE_QMR]) {
+    const __m512i z = _mm512_setzero_si512();
+    __m512i b0 = z, b1 = z;
+    if (e->per_col && e->bias) { /* per-column arrays are padded to 16 */
+        b0 = _mm512_loadu_si512((const void *)(e->bias + j0));
+        if (NB > 1) b1 = _mm512_loadu_si512((const void *)(e->bias + j0 + BE_QNR));
+    }
+    for (int r = 0; r < BE_QMR; r++) {
+        if (r >= rows) {
+            v0[r] = v1[r] = z;
+        } else if (e->per_col) {
+            const __m512i cr = _mm512_set1_epi32(corr[r]);
+            v0[r] = _mm512_add_epi32(b0, cr);
+            v1[r] = _mm512_add_epi32(b1, cr);
+        } else {
+            const int32_t bias = e->bias ? e->bias[i0 + r] : 0;
+            v0[r] = v1[r] = _mm512_set1_epi32((int32_t)((uint32_t)bias + (uint32_t)corr[r]));
+        }
+    }
+}
+
+/* 16 columns of `rows` accumulator rows (bias and corr already in them), requantised (be_rq16), then narrowed four
+ * rows at a time (be_rq_narrow64: saturated to int16, + zp with int16 saturation, to int8, clamped to [lo, hi]:
+ * be_rq_pack16's steps in order), masked stores for column tails */
+static inline __attribute__((always_inline)) void store_rows(const int rows, const __m512i c[BE_QMR], int nr,
+                                                             int8_t *y, long ldy, const be_qepi *e, long i0,
+                                                             long j0) {
     const __m512i zp16 = _mm512_set1_epi16((int16_t)e->zp);
     const __m512i lo = _mm512_set1_epi8((int8_t)e->lo), hi = _mm512_set1_epi8((int8_t)e->hi);
     __m512i t[BE_QMR];
@@ -55,15 +79,11 @@ static inline __attribute__((always_inline)) void store_rows(const int rows, con
         const be_rqv16 col = be_rqv16_make(_mm512_loadu_si512((const void *)(e->mult + j0)),
                                            _mm512_loadu_si512((const void *)(e->shift + j0)),
                                            _mm512_loadu_si512((const void *)(e->lim + j0)));
-        const __m512i cb = e->bias ? _mm512_loadu_si512((const void *)(e->bias + j0)) : _mm512_setzero_si512();
-        for (int r = 0; r < rows; r++)
-            t[r] = be_rq16(_mm512_add_epi32(_mm512_add_epi32(c[r], cb), _mm512_set1_epi32(corr[r])), &col);
+        for (int r = 0; r < rows; r++) t[r] = be_rq16(c[r], &col);
     } else {
         for (int r = 0; r < rows; r++) {
             const long ch = i0 + r;
-            const int32_t bias = e->bias ? e->bias[ch] : 0;
-            t[r] = rq_row(_mm512_add_epi32(c[r], _mm512_set1_epi32((int32_t)((uint32_t)bias + (uint32_t)corr[r]))),
-                          e->mult[ch], e->shift[ch], e->lim[ch]);
+            t[r] = rq_row(c[r], e->mult[ch], e->shift[ch], e->lim[ch]);
         }
     }
     for (int r = rows; r < BE_QMR; r++) t[r] = t[0];
@@ -78,7 +98,12 @@ static inline __attribute__((always_inline)) void tile(const int rows, const int
                                                        long j0) {
     const __m512i z = _mm512_setzero_si512(), flip = _mm512_set1_epi8((char)0x80);
     const __m512i perm = _mm512_loadu_si512((const void *)PAIR_TO_QUAD);
-    __m512i c0 = z, c1 = z, c2 = z, c3 = z, c4 = z, c5 = z, d0 = z, d1 = z, d2 = z, d3 = z, d4 = z, d5 = z;
+    /* the accumulators start at bias + corr[r] (wrapping int32 sums in any order: the same bits), so the epilogue
+     * adds nothing */
+    __m512i i0v[BE_QMR], i1v[BE_QMR];
+    start_values(rows, NB, corr, e, i0, j0, i0v, i1v);
+    __m512i c0 = i0v[0], c1 = i0v[1], c2 = i0v[2], c3 = i0v[3], c4 = i0v[4], c5 = i0v[5];
+    __m512i d0 = i1v[0], d1 = i1v[1], d2 = i1v[2], d3 = i1v[3], d4 = i1v[4], d5 = i1v[5];
     const long kq = QUADS ? kb : (kb + 1) / 2, whole = QUADS ? kb : kb / 2;
     const int8_t *b1 = b + kb * 32;
 #define VSTEP(R, C, D)                                                                                           \
@@ -110,10 +135,10 @@ static inline __attribute__((always_inline)) void tile(const int rows, const int
 #undef VSTEPS
 #undef VSTEP
     __m512i c[BE_QMR] = {c0, c1, c2, c3, c4, c5};
-    store_rows(rows, c, corr, nr < BE_QNR ? nr : BE_QNR, y, ldy, e, i0, j0);
+    store_rows(rows, c, nr < BE_QNR ? nr : BE_QNR, y, ldy, e, i0, j0);
     if (NB > 1 && nr > BE_QNR) {
         __m512i d[BE_QMR] = {d0, d1, d2, d3, d4, d5};
-        store_rows(rows, d, corr, nr - BE_QNR, y + BE_QNR, ldy, e, i0, j0 + BE_QNR);
+        store_rows(rows, d, nr - BE_QNR, y + BE_QNR, ldy, e, i0, j0 + BE_QNR);
     }
 }
 

@@ -112,6 +112,16 @@ static inline __attribute__((always_inline)) be_rqv16 be_rqv16_make(__m512i m, _
     be_rqv16 r;
     r.m = m;
     r.mo = _mm512_srli_epi64(m, 32);
+    /* lanes of m == 0 (padding past N, or a normalised zero channel) give t = 0 either way: h = 0, and the shifts
+     * by counts past 31 give 0 */
+    r.hi = (_mm512_cmpge_epi32_mask(s, _mm512_set1_epi32(33)) | _mm512_cmpeq_epi32_mask(m, _mm512_setzero_si512())) ==
+           0xFFFF;
+    r.hsh = _mm512_sub_epi32(s, _mm512_set1_epi32(32));
+    r.hrnd = _mm512_sllv_epi32(_mm512_set1_epi32(1), _mm512_sub_epi32(r.hsh, _mm512_set1_epi32(1)));
+    if (r.hi) { /* the general form's constants are not read */
+        r.se = r.so = r.re = r.ro = r.c = r.lim = r.nlim = m;
+        return r;
+    }
     r.se = _mm512_mask_blend_epi32(0xAAAA, s, _mm512_setzero_si512());
     r.so = _mm512_srli_epi64(s, 32);
     r.re = _mm512_add_epi64(_mm512_sllv_epi64(one, _mm512_sub_epi64(r.se, one)), off);
@@ -119,12 +129,6 @@ static inline __attribute__((always_inline)) be_rqv16 be_rqv16_make(__m512i m, _
     r.c = _mm512_sllv_epi32(_mm512_set1_epi32(1), _mm512_sub_epi32(_mm512_set1_epi32(62), s));
     r.lim = lim;
     r.nlim = _mm512_sub_epi32(_mm512_setzero_si512(), lim);
-    /* lanes of m == 0 (padding past N, or a normalised zero channel) give t = 0 either way: h = 0, and the shifts
-     * by counts past 31 give 0 */
-    r.hi = (_mm512_cmpge_epi32_mask(s, _mm512_set1_epi32(33)) | _mm512_cmpeq_epi32_mask(m, _mm512_setzero_si512())) ==
-           0xFFFF;
-    r.hsh = _mm512_sub_epi32(s, _mm512_set1_epi32(32));
-    r.hrnd = _mm512_sllv_epi32(_mm512_set1_epi32(1), _mm512_sub_epi32(r.hsh, _mm512_set1_epi32(1)));
     return r;
 }
 
