@@ -19,7 +19,7 @@
  *     (a band re-converted the rows it shared with the next: 3x for a 3x3 stride-1 band of one row);
  *  2. per output row, 16 channels per zmm (the last 8 masked: C8 % 16 == 8), blocks of 8 output pixels, any
  *     kernel size, stride and dilation (3x3 and 5x5 of stride 1 and 2 unrolled at compile time, their weights
- *     in registers for 3x3), the width tail pixel by pixel;
+ *     in registers for 3x3), the width tail 4 pixels, then one by one;
  *  3. the rule on 16 lanes (be_rq16), four pixels narrowed at once (be_rq_narrow64), masked stores of the channel
  *     tail (NHWC) or a scatter into the planes (NCHW).
  * Integer results do not depend on the thread count or the job split.
@@ -299,8 +299,8 @@ static inline __attribute__((always_inline)) void out4(const dwq16 *d, __m512 a0
 
 /* one output row, every 16-channel block: KH, KW, SW compile-time where non-zero (dilation 1), else g's; rows[ky] =
  * the ring row of tap row ky. Blocks of 8 pixels (8 accumulators; 3x3 weights in registers, larger kernels' from
- * L1), the tail pixel by pixel. Loads of a block's masked half read the next pixel's floats (or the scratch's
- * slack past the ring), which only reach lanes that are never stored. */
+ * L1), the tail as a block of 4, then pixel by pixel. Loads of a block's masked half read the next pixel's floats
+ * (or the scratch's slack past the ring), which only reach lanes that are never stored. */
 static inline __attribute__((always_inline)) void row16(const int KH, const int KW, const int SW,
                                                        const float *const *rows, const be_qconv_geo *g, long c8,
                                                        const float *wf, const be_qepi *e, long oy, int out_nhwc,
@@ -346,6 +346,22 @@ static inline __attribute__((always_inline)) void row16(const int KH, const int 
             }
             out4(&d, a0, a1, a2, a3, 4, out_nhwc, yrow + ox * px, C, ohw);
             out4(&d, a4, a5, a6, a7, 4, out_nhwc, yrow + (ox + 4) * px, C, ohw);
+        }
+        if (ox + 4 <= OW) { /* then a block of 4: the small planes' tails (28, 14 pixels) */
+            __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+            for (long ky = 0; ky < kh; ky++) {
+                const float *r = rows[ky] + cb + ox * swc;
+                for (long kx = 0; kx < kw; kx++) {
+                    const __m512 w = WTAP(ky * kw + kx);
+                    const float *q = r + kx * dwc;
+                    a0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(q), a0);
+                    a1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(q + swc), a1);
+                    a2 = _mm512_fmadd_ps(w, _mm512_loadu_ps(q + 2 * swc), a2);
+                    a3 = _mm512_fmadd_ps(w, _mm512_loadu_ps(q + 3 * swc), a3);
+                }
+            }
+            out4(&d, a0, a1, a2, a3, 4, out_nhwc, yrow + ox * px, C, ohw);
+            ox += 4;
         }
         for (; ox < OW; ox++) {
             __m512 a = _mm512_setzero_ps();
