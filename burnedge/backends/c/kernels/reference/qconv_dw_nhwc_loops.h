@@ -1,8 +1,11 @@
 /* Internal to the kernel sets: the band copy and the driver of qconv_dw_nhwc.c (reference/qconv_dw_nhwc.c has
  * the algorithm). A set's qconv_dw_nhwc.c includes this, then defines dw_band (the taps and the requantisation
- * of a band, 8 channels at a time). The band holds floats (exact integers) unless the set defines DW_ELEM first
- * (int16_t: the Cortex-M DSP set's SMLAxy); the float scratch of qconv.h then holds it with room to spare. A set
- * may also define DW_CONVERT (a row of int8 minus x_zp into the band) first. */
+ * of a band, 8 channels at a time). A set may instead take a job's output rows [oy0, oy1) itself: it defines
+ * DW_RANGE(xi, flags, g, c8, wp, wf, e, x_zp, oy0, oy1, buf, yi) (a statement; buf: its thread's band slice) and
+ * DW_JOB_ROWS(g, nt) (output rows per job for nt threads, default the band's) before including this, and no dw_band. The band holds
+ * floats (exact integers) unless the set defines DW_ELEM first (int16_t: the Cortex-M DSP set's SMLAxy); the float
+ * scratch of qconv.h then holds it with room to spare. A set may also define DW_CONVERT (a row of int8 minus x_zp
+ * into the band) first. */
 #ifndef BURNEDGE_QCONV_DW_NHWC_LOOPS_H
 #define BURNEDGE_QCONV_DW_NHWC_LOOPS_H
 
@@ -66,10 +69,12 @@ static void dw_fill(const int8_t *xi, int in_nhwc, const be_qconv_geo *g, long c
     }
 }
 
+#ifndef DW_RANGE
 /* defined by the set's qconv_dw_nhwc.c, after this header: output rows oy0 .. oy1-1 of one image from its
  * filled band (padded row oy0*sh at buf row 0) */
 static void dw_band(const DW_ELEM *buf, long wp, long c8, const be_qconv_geo *g, const long *off, const float *wf,
                     const be_qepi *e, long oy0, long oy1, int out_nhwc, int8_t *yi);
+#endif
 
 void be_qdwconv_nhwc_i8(const int8_t *x, const float *wf, int8_t *y, const be_qepi *e, const be_qconv_geo *g,
                         int flags, int32_t x_zp, float *scratch, int threads) {
@@ -78,7 +83,10 @@ void be_qdwconv_nhwc_i8(const int8_t *x, const float *wf, int8_t *y, const be_qe
     const int taps = g->KH * g->KW;
     int nt = threads < BE_Q_MAX_THREADS ? threads : BE_Q_MAX_THREADS;
     if ((double)g->N * ohw * C * taps < 100000.0) nt = 1;
-    const long brows = be_qdw_nhwc_band(g), bands = (g->OH + brows - 1) / brows, jobs = (long)g->N * bands;
+#ifndef DW_JOB_ROWS
+#define DW_JOB_ROWS(g, nt) be_qdw_nhwc_band(g)
+#endif
+    const long brows = DW_JOB_ROWS(g, nt), bands = (g->OH + brows - 1) / brows, jobs = (long)g->N * bands;
     if (nt > jobs) nt = (int)jobs;
     if (nt < 1) nt = 1;
     long off[taps]; /* the taps' offsets (taps <= 512): sized to the kernel, a microcontroller's stack is small */
@@ -87,15 +95,20 @@ void be_qdwconv_nhwc_i8(const int8_t *x, const float *wf, int8_t *y, const be_qe
             off[ky * g->KW + kx] = ((long)ky * g->dh * wp + (long)kx * g->dw) * c8;
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
     for (int t = 0; t < nt; t++) {
-        DW_ELEM *buf = (DW_ELEM *)scratch + (long)t * be_qdw_nhwc_slice(g, brows);
+        DW_ELEM *buf = (DW_ELEM *)scratch + (long)t * be_qdw_nhwc_slice(g, be_qdw_nhwc_band(g));
         for (long job = t; job < jobs; job += nt) {
             const long n = job / bands, b = job % bands;
             const long oy0 = b * brows, oy1 = oy0 + brows < g->OH ? oy0 + brows : g->OH;
             if (oy0 >= oy1) continue;
+#ifdef DW_RANGE
+            (void)off;
+            DW_RANGE(x + n * C * hw, flags, g, c8, wp, wf, e, x_zp, oy0, oy1, buf, y + n * C * ohw);
+#else
             const long rin = (oy1 - oy0 - 1) * g->sh + (long)(g->KH - 1) * g->dh + 1;
             const int8_t *xi = x + n * C * hw;
             dw_fill(xi, flags & 1, g, c8, wp, oy0 * g->sh, rin, x_zp, buf);
             dw_band(buf, wp, c8, g, off, wf, e, oy0, oy1, (flags & 2) != 0, y + n * C * ohw);
+#endif
         }
     }
 }

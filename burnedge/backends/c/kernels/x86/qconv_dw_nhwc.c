@@ -5,21 +5,52 @@
  * Why: on the small planes of edge CNNs (25x5, 12x12, 6x6) a per-plane depthwise kernel wastes most of its 8-wide
  * runs; with rows = output pixels and columns = channels, vectors run along channels.
  *
- * Per band of output rows (a job: ~32 KiB of padded floats, be_qdw_nhwc_band; bands spread over threads):
- *  1. the input rows the band reads are written, minus x_zp, as floats into a zero-padded NHWC block of C8
- *     (C rounded up to 8) channels per pixel, so every tap of a pixel is at a fixed offset without bounds checks;
- *  2. 8 channels at a time, blocks of 4 output pixels accumulate every tap with float multiply-adds: integers,
- *     exact (sums of at most 512 products of magnitude <= 255 * 128 stay below 2^24, qconv.h), so order,
- *     contraction or vector width change no bit; 3x3 stride-1 kernels (dw_rows3x3) keep the 9 tap weights in
- *     registers and take 4 pixels of a row at a time, each input column loaded once for the pixels that read it
- *     (AVX-512 builds: 16 channels per zmm and pixel by pixel, dw_rows3x3_16, the last 8 or fewer as above);
- *  3. + bias, the exact requantisation rule on 8 lanes (per-channel parameters; AVX-512 builds: two pixels as
- *     16 lanes), stored as 8 int8 channels of a pixel (NHWC) or scattered into 8 planes (NCHW).
- * Integer results do not depend on the thread count or the band split.
+ * The input rows are written, minus x_zp, as floats into a zero-padded NHWC block of C8 (C rounded up to 8)
+ * channels per pixel, so every tap of a pixel is at a fixed offset without bounds checks; the taps accumulate with
+ * float multiply-adds: integers, exact (sums of at most 512 products of magnitude <= 255 * 128 stay below 2^24,
+ * qconv.h), so order, contraction or vector width change no bit; + bias, then the exact requantisation rule.
+ *
+ * AVX2 builds (the reference driver's bands, ~32 KiB of padded floats, be_qdw_nhwc_band):
+ *  8 channels at a time, blocks of 4 output pixels; 3x3 stride-1 kernels (dw_rows3x3) keep the 9 tap weights in
+ *  registers and take 4 pixels of a row at a time, each input column loaded once for the pixels that read it; the
+ *  rule on 8 lanes, stored as 8 int8 channels of a pixel (NHWC) or scattered into 8 planes (NCHW).
+ * AVX-512 builds (BE_ISA_X86_VNNI512; DW_RANGE, a job = a range [oy0, oy1) of output rows of one image):
+ *  1. a ring of the (KH-1)*dh+1 padded input rows an output row reads, each input row converted once per job
+ *     (a band re-converted the rows it shared with the next: 3x for a 3x3 stride-1 band of one row);
+ *  2. per output row, 16 channels per zmm (the last 8 masked: C8 % 16 == 8), blocks of 8 output pixels, any
+ *     kernel size, stride and dilation (3x3 and 5x5 of stride 1 and 2 unrolled at compile time, their weights
+ *     in registers for 3x3), the width tail 4 pixels, then one by one;
+ *  3. the rule on 16 lanes (be_rq16), four pixels narrowed at once (be_rq_narrow64), masked stores of the channel
+ *     tail (NHWC) or a scatter into the planes (NCHW).
+ * Integer results do not depend on the thread count or the job split.
  */
 #include "qconv.h"
 #include "x86_qgemm.h"
+
+/* d[i] = s[i] - x_zp as floats, n a multiple of 8 (dw_fill's whole-row copy) */
+static inline void dw_convert8(float *d, const int8_t *s, long n, int32_t x_zp) {
+    const __m256i z = _mm256_set1_epi32(x_zp);
+    for (long i = 0; i < n; i += 8)
+        _mm256_storeu_ps(d + i, _mm256_cvtepi32_ps(_mm256_sub_epi32(
+                                    _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(s + i))), z)));
+}
+#define DW_CONVERT(d, s, n, x_zp) dw_convert8((d), (s), (n), (x_zp))
+
+#ifdef BE_ISA_X86_VNNI512
+static void dw_range16(const int8_t *xi, int flags, const be_qconv_geo *g, long c8, long wp, const float *wf,
+                       const be_qepi *e, int32_t x_zp, long oy0, long oy1, float *ring, int8_t *yi);
+/* rows per job: one job per image on one thread (the ring converts each input row once), else about 4 per thread
+ * (at least a band's: each job refills its first KH-1 ring rows) */
+static inline long dw_job_rows(const be_qconv_geo *g, int nt) {
+    const long band = be_qdw_nhwc_band(g), rows = ((long)g->OH + 4 * nt - 1) / (4 * nt);
+    return nt <= 1 ? g->OH : (rows > band ? rows : band);
+}
+#define DW_RANGE dw_range16
+#define DW_JOB_ROWS(g, nt) dw_job_rows(g, nt)
+#endif
 #include "qconv_dw_nhwc_loops.h"
+
+#ifndef BE_ISA_X86_VNNI512
 
 typedef float v8f __attribute__((vector_size(32))); /* one ymm, or two q registers */
 static inline __attribute__((always_inline)) v8f ld8(const float *p) {
@@ -37,10 +68,6 @@ typedef struct {
     be_rqv q;
     __m256i bias;
     __m128i zp16, lo, hi;
-#ifdef BE_ISA_X86_VNNI512
-    be_rqv16 q2; /* the same 8 channels twice: two pixels per zmm */
-    __m512i bias2;
-#endif
 } dwq;
 
 static inline __attribute__((always_inline)) dwq dwq_make(const be_qepi *e, long cb) {
@@ -52,12 +79,6 @@ static inline __attribute__((always_inline)) dwq dwq_make(const be_qepi *e, long
     d.zp16 = _mm_set1_epi16((int16_t)e->zp);
     d.lo = _mm_set1_epi8((int8_t)e->lo);
     d.hi = _mm_set1_epi8((int8_t)e->hi);
-#ifdef BE_ISA_X86_VNNI512
-    d.q2 = be_rqv16_make(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(e->mult + cb))),
-                         _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(e->shift + cb))),
-                         _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(e->lim + cb))));
-    d.bias2 = _mm512_broadcast_i64x4(d.bias);
-#endif
     return d;
 }
 
@@ -76,28 +97,11 @@ static inline __attribute__((always_inline)) void dw_out8(const float *acc, cons
     for (int i = 0; i < n; i++) dst[i * dstride] = out[i];
 }
 
-/* dw_out8 of two pixels (acc0 to dst0, acc1 to dst1) in one pass: AVX-512 builds requantise them as 16 lanes
- * (be_rq16, then the same saturating narrowing and clamp) */
+/* dw_out8 of two pixels (acc0 to dst0, acc1 to dst1) */
 static inline __attribute__((always_inline)) void dw_out8x2(const float *acc0, const float *acc1, const dwq *d,
                                                             int n, int8_t *dst0, int8_t *dst1, long dstride) {
-#ifdef BE_ISA_X86_VNNI512
-    const __m512i a = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_cvtps_epi32(_mm256_loadu_ps(acc0))),
-                                         _mm256_cvtps_epi32(_mm256_loadu_ps(acc1)), 1);
-    const __m512i t = be_rq16(_mm512_add_epi32(a, d->bias2), &d->q2);
-    const __m256i p = _mm256_adds_epi16(_mm512_cvtsepi32_epi16(t), _mm256_broadcastsi128_si256(d->zp16));
-    const __m128i b = _mm_min_epi8(_mm_max_epi8(_mm256_cvtsepi16_epi8(p), d->lo), d->hi);
-    if (n == 8 && dstride == 1) {
-        _mm_storel_epi64((__m128i *)dst0, b);
-        _mm_storel_epi64((__m128i *)dst1, _mm_unpackhi_epi64(b, b));
-        return;
-    }
-    int8_t out[16];
-    _mm_storeu_si128((__m128i *)out, b);
-    for (int i = 0; i < n; i++) dst0[i * dstride] = out[i], dst1[i * dstride] = out[8 + i];
-#else
     dw_out8(acc0, d, n, dst0, dstride);
     dw_out8(acc1, d, n, dst1, dstride);
-#endif
 }
 
 /* four output pixels of a 3x3 stride-1 row, channels of one 8-block: the input rows start at r, r + rs, r + 2*rs,
@@ -174,62 +178,13 @@ static __attribute__((noinline)) void dw_rows3x3(const float *buf, long wp, long
     }
 }
 
-#ifdef BE_ISA_X86_VNNI512
-/* dw_rows3x3 on 16 channels per zmm (two 8-channel blocks of a pixel are adjacent in the band): blocks cb < C - 8,
- * requantised as 16 lanes (be_rq16; channel arrays are padded to 16); returns the first channel it left (a last
- * block of 8 or fewer, for dw_rows3x3) */
-static __attribute__((noinline)) long dw_rows3x3_16(const float *buf, long wp, long c8, const be_qconv_geo *g,
-                                                    const float *wf, const be_qepi *e, long oy0, long oy1,
-                                                    int out_nhwc, int8_t *yi) {
-    const long OW = g->OW, ohw = (long)g->OH * OW, C = g->C, rs = wp * c8;
-    const __m256i zp16 = _mm256_set1_epi16((int16_t)e->zp);
-    const __m128i lo = _mm_set1_epi8((int8_t)e->lo), hi = _mm_set1_epi8((int8_t)e->hi);
-    long cb = 0;
-    for (; cb + 8 < C; cb += 16) {
-        const int n = (int)(C - cb < 16 ? C - cb : 16);
-        const __mmask16 keep = (__mmask16)((1u << n) - 1u);
-        const be_rqv16 q = be_rqv16_make(_mm512_loadu_si512((const void *)(e->mult + cb)),
-                                         _mm512_loadu_si512((const void *)(e->shift + cb)),
-                                         _mm512_loadu_si512((const void *)(e->lim + cb)));
-        const __m512i bias = e->bias ? _mm512_loadu_si512((const void *)(e->bias + cb)) : _mm512_setzero_si512();
-        __m512 w[9];
-        for (int t = 0; t < 9; t++) w[t] = _mm512_loadu_ps(wf + (long)t * c8 + cb);
-        for (long oy = oy0; oy < oy1; oy++) {
-            const float *r0 = buf + (oy - oy0) * rs + cb;
-            const long p = oy * OW;
-            for (long ox = 0; ox < OW; ox++) {
-                __m512 a = _mm512_setzero_ps();
-                for (int t = 0; t < 9; t++)
-                    a = _mm512_fmadd_ps(w[t], _mm512_loadu_ps(r0 + (t / 3) * rs + (ox + t % 3) * c8), a);
-                const __m512i v = be_rq16(_mm512_add_epi32(_mm512_cvtps_epi32(a), bias), &q);
-                const __m128i b = _mm_min_epi8(_mm_max_epi8(_mm256_cvtsepi16_epi8(_mm256_adds_epi16(
-                                                   _mm512_cvtsepi32_epi16(v), zp16)), lo), hi);
-                if (out_nhwc) {
-                    _mm_mask_storeu_epi8(yi + (p + ox) * C + cb, keep, b);
-                } else {
-                    int8_t out[16];
-                    _mm_storeu_si128((__m128i *)out, b);
-                    for (int i = 0; i < n; i++) yi[(cb + i) * ohw + p + ox] = out[i];
-                }
-            }
-        }
-    }
-    return cb;
-}
-#endif
-
 /* output rows oy0 .. oy1-1 of one image from its filled band (padded row oy0*sh at buf row 0) */
 static void dw_band(const float *buf, long wp, long c8, const be_qconv_geo *g, const long *off, const float *wf,
                     const be_qepi *e, long oy0, long oy1, int out_nhwc, int8_t *yi) {
     const int taps = g->KH * g->KW;
     const long ohw = (long)g->OH * g->OW, npix = (oy1 - oy0) * g->OW, C = g->C;
     if (g->KH == 3 && g->KW == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 && g->OW >= 4) {
-#ifdef BE_ISA_X86_VNNI512
-        const long cb = dw_rows3x3_16(buf, wp, c8, g, wf, e, oy0, oy1, out_nhwc, yi);
-#else
-        const long cb = 0;
-#endif
-        dw_rows3x3(buf, wp, c8, g, wf, e, oy0, oy1, out_nhwc, yi, cb);
+        dw_rows3x3(buf, wp, c8, g, wf, e, oy0, oy1, out_nhwc, yi, 0);
         return;
     }
     for (long cb = 0; cb < C; cb += 8) {
@@ -269,3 +224,199 @@ static void dw_band(const float *buf, long wp, long c8, const be_qconv_geo *g, c
         }
     }
 }
+#else /* BE_ISA_X86_VNNI512 */
+/* -- AVX-512: the row ring and 16 channels per zmm ------------------------------------------------------------ */
+
+/* d[i] = s[i] - x_zp as floats for i < n (n a multiple of 8: the last 8 masked) */
+static inline void convert16(float *d, const int8_t *s, long n, __m512i z) {
+    long i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(d + i, _mm512_cvtepi32_ps(_mm512_sub_epi32(
+                                    _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(s + i))), z)));
+    if (i < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
+        _mm512_mask_storeu_ps(d + i, m, _mm512_cvtepi32_ps(_mm512_sub_epi32(
+                                            _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, s + i)), z)));
+    }
+}
+
+/* padded input row r (padded coordinates) of image xi into dst ([wp][c8] floats minus x_zp, zeros in the padding
+ * and past C); NHWC rows vectorised here (C == c8: one run; else per pixel, masked to C and c8), the rest dw_fill */
+static void ring_fill(const int8_t *xi, int in_nhwc, const be_qconv_geo *g, long c8, long wp, long r, int32_t x_zp,
+                      float *dst) {
+    const long iy = r - g->ph, C = g->C;
+    const long lpad = g->pw < wp ? g->pw : wp, wn = g->W < wp - g->pw ? g->W : wp - g->pw, right = wp - g->pw - g->W;
+    if (!in_nhwc || iy < 0 || iy >= g->H || wn <= 0) {
+        dw_fill(xi, in_nhwc, g, c8, wp, r, 1, x_zp, dst);
+        return;
+    }
+    if (lpad > 0) memset(dst, 0, (size_t)(lpad * c8) * sizeof(float));
+    if (right > 0) memset(dst + (g->pw + g->W) * c8, 0, (size_t)(right * c8) * sizeof(float));
+    const int8_t *s = xi + iy * g->W * C;
+    float *d = dst + g->pw * c8;
+    const __m512i z = _mm512_set1_epi32(x_zp);
+    if (C == c8) {
+        convert16(d, s, wn * C, z);
+        return;
+    }
+    for (long ix = 0; ix < wn; ix++)
+        for (long c = 0; c < c8; c += 16) {
+            const long nv = C - c, nl = c8 - c < 16 ? c8 - c : 16;
+            const __mmask16 lm = (__mmask16)(nv >= 16 ? 0xFFFFu : (1u << nv) - 1u);
+            const __m512i v = _mm512_maskz_sub_epi32(lm, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(lm, s + ix * C + c)), z);
+            _mm512_mask_storeu_ps(d + ix * c8 + c, (__mmask16)((1u << nl) - 1u), _mm512_cvtepi32_ps(v));
+        }
+}
+
+/* the requantisation of one 16-channel block, and where its pixels go */
+typedef struct {
+    be_rqv16 q;
+    __m512i bias, zp16, lo, hi;
+    __mmask16 keep; /* the channels < C of the block */
+    int n;          /* their count */
+} dwq16;
+
+/* four pixels' integer-valued float sums: + bias, the rule, narrowed as one (lane i = pixel i), and the first np
+ * stored: NHWC at dst + i*C (masked to the block's channels), or scattered into the planes (dst + c*ohw + i) */
+static inline __attribute__((always_inline)) void out4(const dwq16 *d, __m512 a0, __m512 a1, __m512 a2, __m512 a3,
+                                                      int np, int out_nhwc, int8_t *dst, long C, long ohw) {
+    const __m512i t0 = be_rq16(_mm512_add_epi32(_mm512_cvtps_epi32(a0), d->bias), &d->q);
+    const __m512i t1 = np > 1 ? be_rq16(_mm512_add_epi32(_mm512_cvtps_epi32(a1), d->bias), &d->q) : t0;
+    const __m512i t2 = np > 2 ? be_rq16(_mm512_add_epi32(_mm512_cvtps_epi32(a2), d->bias), &d->q) : t0;
+    const __m512i t3 = np > 3 ? be_rq16(_mm512_add_epi32(_mm512_cvtps_epi32(a3), d->bias), &d->q) : t0;
+    const __m512i b = be_rq_narrow64(t0, t1, t2, t3, d->zp16, d->lo, d->hi);
+    if (out_nhwc) {
+        const __m128i o[4] = {_mm512_castsi512_si128(b), _mm512_extracti32x4_epi32(b, 1),
+                              _mm512_extracti32x4_epi32(b, 2), _mm512_extracti32x4_epi32(b, 3)};
+        for (int i = 0; i < np; i++) _mm_mask_storeu_epi8(dst + i * C, d->keep, o[i]);
+        return;
+    }
+    int8_t out[64];
+    _mm512_storeu_si512((void *)out, b);
+    for (int c = 0; c < d->n; c++)
+        for (int i = 0; i < np; i++) dst[c * ohw + i] = out[16 * i + c];
+}
+
+/* one output row, every 16-channel block: KH, KW, SW compile-time where non-zero (dilation 1), else g's; rows[ky] =
+ * the ring row of tap row ky. Blocks of 8 pixels (8 accumulators; 3x3 weights in registers, larger kernels' from
+ * L1), the tail as a block of 4, then pixel by pixel. Loads of a block's masked half read the next pixel's floats
+ * (or the scratch's slack past the ring), which only reach lanes that are never stored. */
+static inline __attribute__((always_inline)) void row16(const int KH, const int KW, const int SW,
+                                                       const float *const *rows, const be_qconv_geo *g, long c8,
+                                                       const float *wf, const be_qepi *e, long oy, int out_nhwc,
+                                                       int8_t *yi) {
+    const long kh = KH ? KH : g->KH, kw = KW ? KW : g->KW, swc = (SW ? SW : g->sw) * c8;
+    const long dwc = (KH ? 1 : g->dw) * c8, OW = g->OW, C = g->C, ohw = (long)g->OH * OW;
+    const int PRE = KH && KH * KW <= 9; /* weights in registers */
+    dwq16 d;
+    d.zp16 = _mm512_set1_epi16((int16_t)e->zp);
+    d.lo = _mm512_set1_epi8((int8_t)e->lo);
+    d.hi = _mm512_set1_epi8((int8_t)e->hi);
+    for (long cb = 0; cb < C; cb += 16) {
+        const __mmask16 lm = (__mmask16)(c8 - cb < 16 ? 0xFFu : 0xFFFFu);
+        d.n = (int)(C - cb < 16 ? C - cb : 16);
+        d.keep = (__mmask16)((1u << d.n) - 1u);
+        d.q = be_rqv16_make(_mm512_loadu_si512((const void *)(e->mult + cb)),
+                            _mm512_loadu_si512((const void *)(e->shift + cb)),
+                            _mm512_loadu_si512((const void *)(e->lim + cb)));
+        d.bias = e->bias ? _mm512_maskz_loadu_epi32(d.keep, e->bias + cb) : _mm512_setzero_si512();
+        __m512 w9[9];
+        if (PRE)
+            for (int t = 0; t < KH * KW; t++) w9[t] = _mm512_maskz_loadu_ps(lm, wf + (long)t * c8 + cb);
+#define WTAP(t) (PRE ? w9[(t)] : _mm512_maskz_loadu_ps(lm, wf + (long)(t) * c8 + cb))
+        int8_t *yrow = out_nhwc ? yi + oy * OW * C + cb : yi + cb * ohw + oy * OW;
+        const long px = out_nhwc ? C : 1; /* one pixel further in y */
+        long ox = 0;
+        for (; ox + 8 <= OW; ox += 8) {
+            __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+            for (long ky = 0; ky < kh; ky++) {
+                const float *r = rows[ky] + cb + ox * swc;
+                for (long kx = 0; kx < kw; kx++) {
+                    const __m512 w = WTAP(ky * kw + kx);
+                    const float *q = r + kx * dwc;
+                    a0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(q), a0);
+                    a1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(q + swc), a1);
+                    a2 = _mm512_fmadd_ps(w, _mm512_loadu_ps(q + 2 * swc), a2);
+                    a3 = _mm512_fmadd_ps(w, _mm512_loadu_ps(q + 3 * swc), a3);
+                    a4 = _mm512_fmadd_ps(w, _mm512_loadu_ps(q + 4 * swc), a4);
+                    a5 = _mm512_fmadd_ps(w, _mm512_loadu_ps(q + 5 * swc), a5);
+                    a6 = _mm512_fmadd_ps(w, _mm512_loadu_ps(q + 6 * swc), a6);
+                    a7 = _mm512_fmadd_ps(w, _mm512_loadu_ps(q + 7 * swc), a7);
+                }
+            }
+            out4(&d, a0, a1, a2, a3, 4, out_nhwc, yrow + ox * px, C, ohw);
+            out4(&d, a4, a5, a6, a7, 4, out_nhwc, yrow + (ox + 4) * px, C, ohw);
+        }
+        if (ox + 4 <= OW) { /* then a block of 4: the small planes' tails (28, 14 pixels) */
+            __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+            for (long ky = 0; ky < kh; ky++) {
+                const float *r = rows[ky] + cb + ox * swc;
+                for (long kx = 0; kx < kw; kx++) {
+                    const __m512 w = WTAP(ky * kw + kx);
+                    const float *q = r + kx * dwc;
+                    a0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(q), a0);
+                    a1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(q + swc), a1);
+                    a2 = _mm512_fmadd_ps(w, _mm512_loadu_ps(q + 2 * swc), a2);
+                    a3 = _mm512_fmadd_ps(w, _mm512_loadu_ps(q + 3 * swc), a3);
+                }
+            }
+            out4(&d, a0, a1, a2, a3, 4, out_nhwc, yrow + ox * px, C, ohw);
+            ox += 4;
+        }
+        for (; ox < OW; ox++) {
+            __m512 a = _mm512_setzero_ps();
+            for (long ky = 0; ky < kh; ky++) {
+                const float *r = rows[ky] + cb + ox * swc;
+                for (long kx = 0; kx < kw; kx++) a = _mm512_fmadd_ps(WTAP(ky * kw + kx), _mm512_loadu_ps(r + kx * dwc), a);
+            }
+            out4(&d, a, a, a, a, 1, out_nhwc, yrow + ox * px, C, ohw);
+        }
+#undef WTAP
+    }
+}
+
+static __attribute__((noinline)) void row16_3x3s1(const float *const *rows, const be_qconv_geo *g, long c8,
+                                                  const float *wf, const be_qepi *e, long oy, int nhwc, int8_t *yi) {
+    row16(3, 3, 1, rows, g, c8, wf, e, oy, nhwc, yi);
+}
+static __attribute__((noinline)) void row16_3x3s2(const float *const *rows, const be_qconv_geo *g, long c8,
+                                                  const float *wf, const be_qepi *e, long oy, int nhwc, int8_t *yi) {
+    row16(3, 3, 2, rows, g, c8, wf, e, oy, nhwc, yi);
+}
+static __attribute__((noinline)) void row16_5x5s1(const float *const *rows, const be_qconv_geo *g, long c8,
+                                                  const float *wf, const be_qepi *e, long oy, int nhwc, int8_t *yi) {
+    row16(5, 5, 1, rows, g, c8, wf, e, oy, nhwc, yi);
+}
+static __attribute__((noinline)) void row16_5x5s2(const float *const *rows, const be_qconv_geo *g, long c8,
+                                                  const float *wf, const be_qepi *e, long oy, int nhwc, int8_t *yi) {
+    row16(5, 5, 2, rows, g, c8, wf, e, oy, nhwc, yi);
+}
+static __attribute__((noinline)) void row16_any(const float *const *rows, const be_qconv_geo *g, long c8,
+                                                const float *wf, const be_qepi *e, long oy, int nhwc, int8_t *yi) {
+    row16(0, 0, 0, rows, g, c8, wf, e, oy, nhwc, yi);
+}
+
+/* output rows [oy0, oy1) of one image (a job of the driver; any range, so any split of the rows over threads):
+ * the ring holds padded input rows r at ring + (r % R) * wp * c8; each output row first fills the rows it reads
+ * that the ring lacks, then runs one row16 variant over it */
+static void dw_range16(const int8_t *xi, int flags, const be_qconv_geo *g, long c8, long wp, const float *wf,
+                       const be_qepi *e, int32_t x_zp, long oy0, long oy1, float *ring, int8_t *yi) {
+    const long R = (long)(g->KH - 1) * g->dh + 1, rs = wp * c8;
+    const int nhwc = (flags & 2) != 0, unit = g->dw == 1 && g->dh == 1;
+    void (*row)(const float *const *, const be_qconv_geo *, long, const float *, const be_qepi *, long, int,
+                int8_t *) = row16_any;
+    if (unit && g->KH == 3 && g->KW == 3 && g->sw == 1) row = row16_3x3s1;
+    if (unit && g->KH == 3 && g->KW == 3 && g->sw == 2) row = row16_3x3s2;
+    if (unit && g->KH == 5 && g->KW == 5 && g->sw == 1) row = row16_5x5s1;
+    if (unit && g->KH == 5 && g->KW == 5 && g->sw == 2) row = row16_5x5s2;
+    const float *rows[g->KH];
+    long next = oy0 * g->sh; /* the first padded input row the ring lacks */
+    for (long oy = oy0; oy < oy1; oy++) {
+        const long top = oy * g->sh;
+        if (next < top) next = top;
+        for (; next < top + R; next++) ring_fill(xi, flags & 1, g, c8, wp, next, x_zp, ring + (next % R) * rs);
+        for (int ky = 0; ky < g->KH; ky++) rows[ky] = ring + ((top + (long)ky * g->dh) % R) * rs;
+        row(rows, g, c8, wf, e, oy, nhwc, yi);
+    }
+}
+#endif

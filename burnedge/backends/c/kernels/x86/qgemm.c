@@ -147,24 +147,39 @@ static void pack_a_rows(const int8_t *a, long lda, long K, long kread, int32_t z
 }
 
 #ifdef BE_X86_VNNI
+/* the first n < 16 bytes at s (mask = 2^n - 1), zeros after them; nothing past them is read */
+static inline __attribute__((always_inline)) __m128i be_maskz_load16(unsigned mask, const int8_t *s) {
+#ifdef BE_ISA_X86_VNNI512
+    return _mm_maskz_loadu_epi8((__mmask16)mask, s);
+#else
+    int8_t t[16] = {0};
+    for (int i = 0; i < 16 && (mask >> i & 1); i++) t[i] = s[i];
+    return _mm_loadu_si128((const __m128i *)t);
+#endif
+}
+
 /* 16 k of the 6 rows at a time: a 6 x 4 transpose of int32 quads (unpacks, then 4 + 2 lanes per quad row); row sums
  * from _mm_sad_epu8 on the sign-flipped bytes (sum(a + 128) - 128 * 16 per block). Rows past mr are not read
- * (the tile never reads their lanes); the last K % 16 bytes go one by one, zero-padded to a quad. */
+ * (the tile never reads their lanes); the last K % 16 bytes are a masked block (zeros past K: quads zero-padded,
+ * and a zero's flipped 128 cancels in the sums), of which only its ceil((K % 16) / 4) quads are stored. */
 void be_qvnni_pack_a(const int8_t *a, long lda, long K, int mr, int32_t *aq, int32_t *corr) {
-    const long k16 = K / 16, kq = (K + 3) / 4;
+    const long k16 = K / 16, nb = (K + 15) / 16, kq = (K + 3) / 4;
     const __m128i flip = _mm_set1_epi8((char)0x80), z = _mm_setzero_si128();
+    const unsigned tail = (1u << (K % 16)) - 1u;
     __m128i sum[BE_QMR];
     for (int r = 0; r < BE_QMR; r++) sum[r] = z;
-    for (long b = 0; b < k16; b++) {
+    for (long b = 0; b < nb; b++) {
         __m128i x[BE_QMR];
         for (int r = 0; r < BE_QMR; r++) {
-            x[r] = r < mr ? _mm_loadu_si128((const __m128i *)(a + r * lda + 16 * b)) : z;
+            const int8_t *src = a + r * lda + 16 * b;
+            x[r] = r >= mr ? z : b < k16 ? _mm_loadu_si128((const __m128i *)src) : be_maskz_load16(tail, src);
             sum[r] = _mm_add_epi64(sum[r], _mm_sad_epu8(_mm_xor_si128(x[r], flip), z));
         }
         const __m128i t0 = _mm_unpacklo_epi32(x[0], x[1]), t1 = _mm_unpackhi_epi32(x[0], x[1]);
         const __m128i t2 = _mm_unpacklo_epi32(x[2], x[3]), t3 = _mm_unpackhi_epi32(x[2], x[3]);
         const __m128i t4 = _mm_unpacklo_epi32(x[4], x[5]), t5 = _mm_unpackhi_epi32(x[4], x[5]);
-        int32_t *d = aq + 4 * b * BE_QMR;
+        int32_t last[4 * BE_QMR];
+        int32_t *d = b < k16 ? aq + 4 * b * BE_QMR : last;
         _mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi64(t0, t2));
         _mm_storel_epi64((__m128i *)(d + 4), t4);
         _mm_storeu_si128((__m128i *)(d + 6), _mm_unpackhi_epi64(t0, t2));
@@ -173,17 +188,11 @@ void be_qvnni_pack_a(const int8_t *a, long lda, long K, int mr, int32_t *aq, int
         _mm_storel_epi64((__m128i *)(d + 16), t5);
         _mm_storeu_si128((__m128i *)(d + 18), _mm_unpackhi_epi64(t1, t3));
         _mm_storel_epi64((__m128i *)(d + 22), _mm_unpackhi_epi64(t5, t5));
+        if (b == k16) memcpy(aq + 4 * b * BE_QMR, last, (size_t)(kq - 4 * b) * BE_QMR * sizeof(int32_t));
     }
-    for (int r = 0; r < mr; r++) {
-        const int8_t *s = a + r * lda;
-        uint32_t t = (uint32_t)(_mm_cvtsi128_si64(sum[r]) + _mm_extract_epi64(sum[r], 1)) - 2048u * (uint32_t)k16;
-        for (long q = 4 * k16; q < kq; q++) {
-            int8_t quad[4] = {0, 0, 0, 0};
-            for (long k = 4 * q; k < K && k < 4 * q + 4; k++) quad[k - 4 * q] = s[k], t += (uint32_t)(int32_t)s[k];
-            memcpy(aq + q * BE_QMR + r, quad, 4);
-        }
-        corr[r] = (int32_t)(0u - 128u * t);
-    }
+    for (int r = 0; r < mr; r++)
+        corr[r] = (int32_t)(0u - 128u * ((uint32_t)(_mm_cvtsi128_si64(sum[r]) + _mm_extract_epi64(sum[r], 1)) -
+                                         2048u * (uint32_t)nb));
 }
 
 /* be_qgemm_i8 / be_qgemm_panel on the VNNI tile: A (raw int8, a_zp == 0) packed as quads, its corrections

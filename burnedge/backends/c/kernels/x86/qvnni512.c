@@ -6,7 +6,7 @@
  * panel: one 64-byte load (pair rows 2kq, 2kq+1 of 16 columns), a vpermw that makes them 16 quads, a sign-bit
  * flip, then per row one broadcast A quad and one vpdpbusd. An odd last pair row is loaded alone (masked: nothing
  * past the panel is read). Tile (quads, NCHW convs): 6 rows x 16 columns, B quads loaded as they are.
- * Epilogue: + corr[r] + bias, the requantisation rule on 16 lanes (be_rq8's steps on zmm), narrowed with
+ * Epilogue: the accumulators start at corr[r] + bias; the requantisation rule on 16 lanes (be_rq16), narrowed with
  * saturation, masked stores for column tails.
  */
 #include "x86_qgemm.h"
@@ -17,40 +17,78 @@
 static const int16_t PAIR_TO_QUAD[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
                                          8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
 
-/* 16 columns of `rows` accumulator rows + corr[r] + bias, requantised, saturated to int16 (vpmovsdw), + zp with
- * int16 saturation, to int8 (vpmovswb), clamped to [lo, hi]: be_rq_pack16's steps in order */
-static inline __attribute__((always_inline)) void store_rows(const int rows, const __m512i c[BE_QMR],
-                                                             const int32_t *corr, int nr, int8_t *y, long ldy,
-                                                             const be_qepi *e, long i0, long j0) {
-    const __m256i zp16 = _mm256_set1_epi16((int16_t)e->zp);
-    const __m128i lo = _mm_set1_epi8((int8_t)e->lo), hi = _mm_set1_epi8((int8_t)e->hi);
+/* a per-row channel's requantisation of 16 lanes (one channel broadcast): be_rq16's short form when s >= 33 */
+static inline __attribute__((always_inline)) __m512i rq_row(__m512i acc, int32_t m, int32_t s, int32_t lim) {
+    if (s >= 33) {
+        const __m512i mv = _mm512_set1_epi32(m);
+        const __m512i pe = _mm512_mul_epi32(acc, mv), po = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), mv);
+        const __m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
+        return _mm512_sra_epi32(_mm512_add_epi32(h, _mm512_set1_epi32(1 << (s - 33))), _mm_cvtsi32_si128(s - 32));
+    }
+    const be_rqv16 q = be_rqv16_make(_mm512_set1_epi32(m), _mm512_set1_epi32(s), _mm512_set1_epi32(lim));
+    return be_rq16(acc, &q);
+}
+
+/* row i < n of four narrowed rows (lane i of b) stored: all 16 bytes, or the first nr (masked) */
+static inline __attribute__((always_inline)) void store4(__m512i b, int n, int nr, int8_t *y, long ldy) {
     const __mmask16 keep = (__mmask16)((1u << nr) - 1u);
-    be_rqv16 col;
-    __m512i cb = _mm512_setzero_si512();
-    if (e->per_col) {
-        col = be_rqv16_make(_mm512_loadu_si512((const void *)(e->mult + j0)),
-                            _mm512_loadu_si512((const void *)(e->shift + j0)),
-                            _mm512_loadu_si512((const void *)(e->lim + j0)));
-        if (e->bias) cb = _mm512_loadu_si512((const void *)(e->bias + j0));
-    }
-    for (int r = 0; r < rows; r++) {
-        __m512i t;
-        if (e->per_col) {
-            t = be_rq16(_mm512_add_epi32(_mm512_add_epi32(c[r], cb), _mm512_set1_epi32(corr[r])), &col);
-        } else {
-            const long ch = i0 + r;
-            const be_rqv16 q = be_rqv16_make(_mm512_set1_epi32(e->mult[ch]), _mm512_set1_epi32(e->shift[ch]),
-                                     _mm512_set1_epi32(e->lim[ch]));
-            const int32_t bias = e->bias ? e->bias[ch] : 0;
-            t = be_rq16(_mm512_add_epi32(c[r], _mm512_set1_epi32((int32_t)((uint32_t)bias + (uint32_t)corr[r]))), &q);
-        }
-        const __m256i p = _mm256_adds_epi16(_mm512_cvtsepi32_epi16(t), zp16);
-        const __m128i out = _mm_min_epi8(_mm_max_epi8(_mm256_cvtsepi16_epi8(p), lo), hi);
+    const __m128i o[4] = {_mm512_castsi512_si128(b), _mm512_extracti32x4_epi32(b, 1), _mm512_extracti32x4_epi32(b, 2),
+                          _mm512_extracti32x4_epi32(b, 3)};
+    for (int i = 0; i < n; i++) {
         if (nr == BE_QNR)
-            _mm_storeu_si128((__m128i *)(y + r * ldy), out);
+            _mm_storeu_si128((__m128i *)(y + i * ldy), o[i]);
         else
-            _mm_mask_storeu_epi8(y + r * ldy, keep, out);
+            _mm_mask_storeu_epi8(y + i * ldy, keep, o[i]);
     }
+}
+
+/* the start of each accumulator row: bias (per column: of the 16 or 32 columns; per row: the row's) + corr[r] */
+static inline __attribute__((always_inline)) void start_values(const int rows, const int NB, const int32_t *corr,
+                                                               const be_qepi *e, long i0, long j0,
+                                                               __m512i v0[BE_QMR], __m512i v1[BE_QMR]) {
+    const __m512i z = _mm512_setzero_si512();
+    __m512i b0 = z, b1 = z;
+    if (e->per_col && e->bias) { /* per-column arrays are padded to 16 */
+        b0 = _mm512_loadu_si512((const void *)(e->bias + j0));
+        if (NB > 1) b1 = _mm512_loadu_si512((const void *)(e->bias + j0 + BE_QNR));
+    }
+    for (int r = 0; r < BE_QMR; r++) {
+        if (r >= rows) {
+            v0[r] = v1[r] = z;
+        } else if (e->per_col) {
+            const __m512i cr = _mm512_set1_epi32(corr[r]);
+            v0[r] = _mm512_add_epi32(b0, cr);
+            v1[r] = _mm512_add_epi32(b1, cr);
+        } else {
+            const int32_t bias = e->bias ? e->bias[i0 + r] : 0;
+            v0[r] = v1[r] = _mm512_set1_epi32((int32_t)((uint32_t)bias + (uint32_t)corr[r]));
+        }
+    }
+}
+
+/* 16 columns of `rows` accumulator rows (bias and corr already in them), requantised (be_rq16), then narrowed four
+ * rows at a time (be_rq_narrow64: saturated to int16, + zp with int16 saturation, to int8, clamped to [lo, hi]:
+ * be_rq_pack16's steps in order), masked stores for column tails */
+static inline __attribute__((always_inline)) void store_rows(const int rows, const __m512i c[BE_QMR], int nr,
+                                                             int8_t *y, long ldy, const be_qepi *e, long i0,
+                                                             long j0) {
+    const __m512i zp16 = _mm512_set1_epi16((int16_t)e->zp);
+    const __m512i lo = _mm512_set1_epi8((int8_t)e->lo), hi = _mm512_set1_epi8((int8_t)e->hi);
+    __m512i t[BE_QMR];
+    if (e->per_col) {
+        const be_rqv16 col = be_rqv16_make(_mm512_loadu_si512((const void *)(e->mult + j0)),
+                                           _mm512_loadu_si512((const void *)(e->shift + j0)),
+                                           _mm512_loadu_si512((const void *)(e->lim + j0)));
+        for (int r = 0; r < rows; r++) t[r] = be_rq16(c[r], &col);
+    } else {
+        for (int r = 0; r < rows; r++) {
+            const long ch = i0 + r;
+            t[r] = rq_row(c[r], e->mult[ch], e->shift[ch], e->lim[ch]);
+        }
+    }
+    for (int r = rows; r < BE_QMR; r++) t[r] = t[0];
+    store4(be_rq_narrow64(t[0], t[1], t[2], t[3], zp16, lo, hi), rows < 4 ? rows : 4, nr, y, ldy);
+    if (rows > 4) store4(be_rq_narrow64(t[4], t[5], t[4], t[5], zp16, lo, hi), rows - 4, nr, y + 4 * ldy, ldy);
 }
 
 /* QUADS: B is kq quad rows of unsigned bytes (64 per row); else k2 pair rows (32 per row) of NB panels */
@@ -60,7 +98,12 @@ static inline __attribute__((always_inline)) void tile(const int rows, const int
                                                        long j0) {
     const __m512i z = _mm512_setzero_si512(), flip = _mm512_set1_epi8((char)0x80);
     const __m512i perm = _mm512_loadu_si512((const void *)PAIR_TO_QUAD);
-    __m512i c0 = z, c1 = z, c2 = z, c3 = z, c4 = z, c5 = z, d0 = z, d1 = z, d2 = z, d3 = z, d4 = z, d5 = z;
+    /* the accumulators start at bias + corr[r] (wrapping int32 sums in any order: the same bits), so the epilogue
+     * adds nothing */
+    __m512i i0v[BE_QMR], i1v[BE_QMR];
+    start_values(rows, NB, corr, e, i0, j0, i0v, i1v);
+    __m512i c0 = i0v[0], c1 = i0v[1], c2 = i0v[2], c3 = i0v[3], c4 = i0v[4], c5 = i0v[5];
+    __m512i d0 = i1v[0], d1 = i1v[1], d2 = i1v[2], d3 = i1v[3], d4 = i1v[4], d5 = i1v[5];
     const long kq = QUADS ? kb : (kb + 1) / 2, whole = QUADS ? kb : kb / 2;
     const int8_t *b1 = b + kb * 32;
 #define VSTEP(R, C, D)                                                                                           \
@@ -92,10 +135,10 @@ static inline __attribute__((always_inline)) void tile(const int rows, const int
 #undef VSTEPS
 #undef VSTEP
     __m512i c[BE_QMR] = {c0, c1, c2, c3, c4, c5};
-    store_rows(rows, c, corr, nr < BE_QNR ? nr : BE_QNR, y, ldy, e, i0, j0);
+    store_rows(rows, c, nr < BE_QNR ? nr : BE_QNR, y, ldy, e, i0, j0);
     if (NB > 1 && nr > BE_QNR) {
         __m512i d[BE_QMR] = {d0, d1, d2, d3, d4, d5};
-        store_rows(rows, d, corr, nr - BE_QNR, y + BE_QNR, ldy, e, i0, j0 + BE_QNR);
+        store_rows(rows, d, nr - BE_QNR, y + BE_QNR, ldy, e, i0, j0 + BE_QNR);
     }
 }
 
