@@ -6,6 +6,7 @@
 #define BURNEDGE_QCONV_LOOPS_H
 
 #include "qconv.h"
+#include "par_min.h"
 #include "workers.h"
 
 typedef struct {
@@ -88,7 +89,7 @@ void be_qconv2d_i8(const int8_t *x, const int16_t *wpack, int8_t *y, const be_qe
     const long np = (ohw + BE_QNR - 1) / BE_QNR, mp = (mg + BE_QMR - 1) / BE_QMR, nb = be_qconv_nb(K);
     const long nblk = (np + nb - 1) / nb, blocks = (long)g->N * g->G * nblk, ps = PANEL_BYTES(K);
     int nt = threads < BE_Q_MAX_THREADS ? threads : BE_Q_MAX_THREADS;
-    if ((double)g->N * g->M * ohw * K < 200000.0) nt = 1;
+    if ((double)g->N * g->M * ohw * K < BE_PAR_MIN_QMACS) nt = 1;
     long mchunks = 1;
     if (nt > 1 && blocks < 2 * nt) mchunks = mp < nt ? mp : nt;
     const long jobs = blocks * mchunks;

@@ -20,11 +20,12 @@
  * Integer results do not depend on the thread count.
  */
 #include "qconv.h"
+#include "par_min.h"
 #include "workers.h"
 
 static int qthreads(int threads, double work, long jobs) {
     int nt = threads < BE_Q_MAX_THREADS ? threads : BE_Q_MAX_THREADS;
-    if (work < 200000.0) nt = 1;
+    if (work < BE_PAR_MIN_QMACS) nt = 1;
     if (nt > jobs) nt = (int)(jobs > 0 ? jobs : 1);
     return nt < 1 ? 1 : nt;
 }

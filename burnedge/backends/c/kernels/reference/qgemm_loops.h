@@ -7,6 +7,7 @@
 #define BURNEDGE_QGEMM_LOOPS_H
 
 #include "qgemm.h"
+#include "par_min.h"
 #include "workers.h"
 
 typedef struct {
@@ -55,7 +56,7 @@ void be_qgemm_i8(long M, long N, long K, const int8_t *a, long lda, int32_t a_zp
                  long ldy, const be_qepi *e, int16_t *scratch, int threads) {
     const long k2 = (K + 1) / 2, mp = (M + BE_QMR - 1) / BE_QMR, np = (N + BE_QNR - 1) / BE_QNR;
     int nt = threads < BE_Q_MAX_THREADS ? threads : BE_Q_MAX_THREADS;
-    if ((double)M * N * K < 100000.0) nt = 1;
+    if ((double)M * N * K < BE_PAR_MIN_QMACS) nt = 1;
     /* split columns when there are too few row panels to feed the threads */
     long nchunks = 1;
     if (nt > 1 && mp < 2 * nt) nchunks = np < 2 * nt ? np : 2 * nt;
