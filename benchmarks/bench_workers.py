@@ -40,7 +40,10 @@ static void work(void *ctx, int tid, long lo, long hi) {
     sink = s;
 }
 
-static int cmp(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
+static int cmp(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
 
 int main(int argc, char **argv) {
     const int reps = atoi(argv[1]);
@@ -90,7 +93,8 @@ def main() -> None:
     sizes = [int(r[0]) for r in rows["awake"]]
     pays = [all(rows[s][i][2] <= rows[s][i][1] for s in rows) for i in range(len(sizes))]
     even = next((sizes[i] for i in range(len(sizes)) if all(pays[i:])), None)
-    print(f"\nbreak-even: {f'{even} items (~{even / 1000:.1f} us of work)' if even else 'none (two threads never paid)'}")
+    said = f"{even} items (~{even / 1000:.1f} us of work)" if even else "none (two threads never paid)"
+    print(f"\nbreak-even: {said}")
 
 
 if __name__ == "__main__":
