@@ -212,3 +212,41 @@ def test_the_c_build_needs_no_openmp(tmp_path):
     assert libs and not any("gomp" in lib for lib in libs), libs
     for lib in libs:
         assert b"libgomp" not in Path(lib).read_bytes(), lib
+
+
+def test_rare_float_loops_on_the_pool_agree_with_one_thread_and_the_reference():
+    """The float loops that were OpenMP pragmas (LpNormalization, Hardmax, LpPool, 3-D pools, float64 reductions,
+    RMSNormalization), at sizes over their split thresholds: the same floats on 1 and 3 threads, and the reference's."""
+    rng = np.random.default_rng(4)
+    feeds = {
+        "x": rng.standard_normal((2, 16, 32, 40)).astype(np.float32),
+        "v": rng.standard_normal((1, 4, 8, 8, 8)).astype(np.float32),
+        "d": rng.standard_normal((4, 64, 256)),
+    }
+    nodes = [
+        helper.make_node("LpNormalization", ["x"], ["a"], axis=1, p=2),
+        helper.make_node("Hardmax", ["x"], ["h"], axis=1),
+        helper.make_node("LpPool", ["x"], ["lp"], kernel_shape=[3, 3], p=2),
+        helper.make_node("MaxPool", ["v"], ["m3"], kernel_shape=[2, 2, 2], strides=[2, 2, 2]),
+        helper.make_node("AveragePool", ["v"], ["a3"], kernel_shape=[3, 3, 3], pads=[1] * 6),
+        helper.make_node("ReduceL2", ["d", "axes"], ["r"], keepdims=0),
+        helper.make_node("RMSNormalization", ["x", "scale"], ["n"], axis=-1),
+    ]
+    scale = numpy_helper.from_array(rng.standard_normal(40).astype(np.float32), "scale")
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+    ins = [
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16, 32, 40]),
+        helper.make_tensor_value_info("v", TensorProto.FLOAT, [1, 4, 8, 8, 8]),
+        helper.make_tensor_value_info("d", TensorProto.DOUBLE, [4, 64, 256]),
+    ]
+    outs = [
+        helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None) for o in ("a", "h", "lp", "m3", "a3", "r", "n")
+    ]
+    g = helper.make_graph(nodes, "rare", ins, outs, [scale, axes])
+    model = burnedge.load(helper.make_model(g, opset_imports=[helper.make_opsetid("", 23)]))
+    one = burnedge.Session(model, backend="c", threads=1).run(feeds)
+    many = burnedge.Session(model, backend="c", threads=3).run(feeds)
+    ref = burnedge.Session(model).run(feeds)
+    for name in one:
+        np.testing.assert_array_equal(many[name], one[name], err_msg=name)
+        np.testing.assert_allclose(one[name], ref[name], rtol=1e-4, atol=1e-5, err_msg=name)
