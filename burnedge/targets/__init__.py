@@ -23,7 +23,7 @@ A file (see burnedge/targets/rpi4.toml for a commented one)::
     cc = "aarch64-linux-gnu-gcc"
     ar = "aarch64-linux-gnu-ar"
     package = "gcc-aarch64-linux-gnu libc6-dev-arm64-cross"   # what to apt-get install when cc is missing
-    flags = ["-mcpu=cortex-a72"]      # added to burnedge's own: -O3 -std=c11 -fPIC -fopenmp and warnings
+    flags = ["-mcpu=cortex-a72"]      # added to burnedge's own: -O3 -std=c11 -fPIC -pthread and warnings
     ldflags = []
 
     [emulator]                        # how `burnedge emulate` runs the target (QEMU user mode)

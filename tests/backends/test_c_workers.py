@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 import burnedge
 from burnedge import limits
@@ -142,3 +142,111 @@ def test_threads_are_bounded_by_the_limit(tmp_path):
     path = burnedge.export(_conv_model(), tmp_path / "pool.bedge")
     with limits.raised(max_threads=4), pytest.raises(limits.LimitError, match="max_threads"):
         burnedge.Session(path, threads=5)
+
+
+def _int8_model() -> burnedge.Model:
+    """A float net whose int8 steps are each large enough to split over the pool (conv, depthwise conv, average
+    pool, softmax over many rows, a wide gemm), quantized by export."""
+    rng = np.random.default_rng(2)
+
+    def const(name, shape, scale=0.2):
+        return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
+
+    inits = [const("w", [32, 16, 3, 3]), const("dw", [32, 1, 3, 3]), const("fc", [32 * 16 * 16, 64], 0.02)]
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("Conv", ["r", "dw"], ["d"], pads=[1, 1, 1, 1], group=32),
+        helper.make_node("AveragePool", ["d"], ["p"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("Softmax", ["p"], ["s"], axis=1),
+        helper.make_node("Flatten", ["s"], ["f"]),
+        helper.make_node("MatMul", ["f", "fc"], ["y"]),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "int8pool",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 32, 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        inits,
+    )
+    return burnedge.load(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]))
+
+
+def test_int8_kernels_on_the_pool_give_the_same_bytes_on_any_threads(tmp_path):
+    """The int8 kernels that ran OpenMP loops now share be_parallel's chunks: byte for byte the same on 1, 2 and
+    4 threads (and the pool really ran: workers started)."""
+    rng = np.random.default_rng(3)
+    feeds = [{"x": rng.standard_normal((1, 16, 32, 32)).astype(np.float32)} for _ in range(4)]
+    path = burnedge.export(_int8_model(), tmp_path / "q.bedge", quantize="int8", calibration=feeds[:3])
+    want = [burnedge.Session(path, threads=1).run(f)["y"] for f in feeds]
+    for threads in (2, 4):
+        with burnedge.Session(path, threads=threads) as s:
+            for f, w in zip(feeds, want):
+                np.testing.assert_array_equal(s.run(f)["y"], w)
+            if len(os.sched_getaffinity(0)) > 1:
+                assert s.executable.workers() >= 1
+    assert all(check.max_abs == 0 for check in burnedge.verify(path))
+
+
+def test_the_c_build_needs_no_openmp(tmp_path):
+    """Threads are the pool's own: no -fopenmp in the flags, no OpenMP pragma in a kernel, no libgomp linked."""
+    from burnedge.backends.c import build
+
+    tc = build.host_toolchain()
+    assert not any("openmp" in f or "gomp" in f for f in (*tc.cflags, *tc.ldflags))
+    for f in KERNELS.rglob("*.[ch]"):
+        for line in f.read_text().splitlines():
+            code = line.split("//")[0]
+            pragma = "#pragma omp" in code or '_Pragma("omp' in code
+            assert not pragma or f.name == "burnedge.h", f"{f.relative_to(KERNELS)}: {line.strip()}"
+    maps = Path("/proc/self/maps")
+    if not maps.is_file():
+        return
+
+    def mapped() -> set[str]:
+        return {line.split()[-1] for line in maps.read_text().splitlines() if line.endswith(".so")}
+
+    before = mapped()
+    with burnedge.Session(burnedge.export(_int8_model(), tmp_path / "q.bedge"), threads=2):
+        libs = mapped() - before  # the model's library (libgomp itself would show here too)
+    assert libs and not any("gomp" in lib for lib in libs), libs
+    for lib in libs:
+        assert b"libgomp" not in Path(lib).read_bytes(), lib
+
+
+def test_rare_float_loops_on_the_pool_agree_with_one_thread_and_the_reference():
+    """The float loops that were OpenMP pragmas (LpNormalization, Hardmax, LpPool, 3-D pools, float64 reductions,
+    RMSNormalization), at sizes over their split thresholds: the same floats on 1 and 3 threads, and the reference's."""
+    rng = np.random.default_rng(4)
+    feeds = {
+        "x": rng.standard_normal((2, 16, 32, 40)).astype(np.float32),
+        "v": rng.standard_normal((1, 4, 8, 8, 8)).astype(np.float32),
+        "d": rng.standard_normal((4, 64, 256)),
+    }
+    nodes = [
+        helper.make_node("LpNormalization", ["x"], ["a"], axis=1, p=2),
+        helper.make_node("Hardmax", ["x"], ["h"], axis=1),
+        helper.make_node("LpPool", ["x"], ["lp"], kernel_shape=[3, 3], p=2),
+        helper.make_node("MaxPool", ["v"], ["m3"], kernel_shape=[2, 2, 2], strides=[2, 2, 2]),
+        helper.make_node("AveragePool", ["v"], ["a3"], kernel_shape=[3, 3, 3], pads=[1] * 6),
+        helper.make_node("ReduceL2", ["d", "axes"], ["r"], keepdims=0),
+        helper.make_node("RMSNormalization", ["x", "scale"], ["n"], axis=-1),
+    ]
+    scale = numpy_helper.from_array(rng.standard_normal(40).astype(np.float32), "scale")
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+    ins = [
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16, 32, 40]),
+        helper.make_tensor_value_info("v", TensorProto.FLOAT, [1, 4, 8, 8, 8]),
+        helper.make_tensor_value_info("d", TensorProto.DOUBLE, [4, 64, 256]),
+    ]
+    outs = [
+        helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None) for o in ("a", "h", "lp", "m3", "a3", "r", "n")
+    ]
+    g = helper.make_graph(nodes, "rare", ins, outs, [scale, axes])
+    model = burnedge.load(helper.make_model(g, opset_imports=[helper.make_opsetid("", 23)]))
+    one = burnedge.Session(model, backend="c", threads=1).run(feeds)
+    many = burnedge.Session(model, backend="c", threads=3).run(feeds)
+    ref = burnedge.Session(model).run(feeds)
+    for name in one:
+        np.testing.assert_array_equal(many[name], one[name], err_msg=name)
+        np.testing.assert_allclose(one[name], ref[name], rtol=1e-4, atol=1e-5, err_msg=name)

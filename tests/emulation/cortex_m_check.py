@@ -75,6 +75,7 @@ def build_core(core: str, tmp: Path, cases: int) -> Path:
     flags = [*COMMON, "-mthumb", *c.flags, "-ffunction-sections", "-fdata-sections", f"-DCASES={cases}"]
     units = [(s, [], inc) for s in opt] + [(s, renames, tmp / "ref") for s in ref]
     units += [(str(HERE / "kernel_check.c"), [], inc), (str(HERE / "startup.c"), [], inc)]
+    units += [(str(inc / "workers.c"), ["-DBE_BAREMETAL"], inc)]  # be_parallel: the caller alone
 
     def compile_one(i: int) -> str:
         src, extra, inc_dir = units[i]
@@ -111,6 +112,10 @@ def host_lines(tmp: Path, cases: int) -> str:
         obj = tmp / f"h{i}.o"
         subprocess.run([cc, *COMMON, *renames, f"-I{tmp / 'ref'}", "-c", src, "-o", str(obj)], check=True)
         objs.append(str(obj))
+    pool = tmp / "workers.o"  # be_parallel, one thread like the microcontroller's
+    pool_src = str(tmp / "ref" / "workers.c")
+    subprocess.run([cc, *COMMON, "-DBE_BAREMETAL", f"-I{tmp / 'ref'}", "-c", pool_src, "-o", str(pool)], check=True)
+    objs.append(str(pool))
     subprocess.run([cc, *COMMON, "-DCM_HOST", f"-DCASES={cases}", f"-I{tmp / 'ref'}", str(HERE / "kernel_check.c"),
                     *ref, *objs, "-o", str(exe), "-lm"], check=True)  # fmt: skip
     return subprocess.run([str(exe)], capture_output=True, text=True, timeout=60).stdout

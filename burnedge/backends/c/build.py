@@ -112,14 +112,13 @@ def host_toolchain() -> Toolchain:
         "-std=c11",
         "-fPIC",
         "-pthread",
-        "-fopenmp",
         "-Wall",
         "-Wno-unused-function",
         "-Wno-unused-variable",
         "-Wno-unused-but-set-variable",
     )
     sets = kernel_sets_for(host.machine(), host.features())
-    return Toolchain(cc, flags, ("-lm", "-pthread", "-fopenmp"), kernel_sets=sets)
+    return Toolchain(cc, flags, ("-lm", "-pthread"), kernel_sets=sets)
 
 
 @functools.cache

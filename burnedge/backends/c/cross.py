@@ -18,8 +18,9 @@ from .build import REFERENCE, Toolchain, host_toolchain, kernel_sets_for
 
 __all__ = ["BAREMETAL_FLAGS", "library_row", "pick_library", "toolchain"]
 
-# a microcontroller's build: no shared objects (-fPIC), no threads (OpenMP), one section per function and datum so
-# the linker keeps only what the model reaches; BE_BAREMETAL leaves out what needs an OS (the step profiler's clock)
+# a microcontroller's build: no shared objects (-fPIC), one section per function and datum so the linker keeps only
+# what the model reaches; BE_BAREMETAL leaves out what needs an OS (the worker pool's threads: one thread; the step
+# profiler's clock)
 BAREMETAL_FLAGS = (
     "-O2",
     "-std=c11",
@@ -58,7 +59,7 @@ def toolchain(target: Target) -> Toolchain:
     return Toolchain(
         target.cc,
         (*base, *target.flags),
-        ("-lm", "-pthread", "-fopenmp", *target.ldflags),
+        ("-lm", "-pthread", *target.ldflags),
         target.ar,
         target.name,
         package=target.package,

@@ -19,7 +19,7 @@ RUNNER_SOURCE = Path(__file__).parent / "runner" / "runner.c"
 def runner_binary(target: Target) -> Path:
     """The runner compiled for `target` (cached by the source, compiler and flags)."""
     tc = toolchain(target)
-    flags = [f for f in tc.cflags if f not in ("-fPIC", "-fopenmp", "-O3")]
+    flags = [f for f in tc.cflags if f not in ("-fPIC", "-O3")]
     source = RUNNER_SOURCE.read_text()
     digest = hashlib.sha256((tc.key() + source).encode()).hexdigest()[:20]
     out = cache_dir() / "runners" / f"runner-{target.name}-{digest}"

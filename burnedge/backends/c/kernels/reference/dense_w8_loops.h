@@ -5,6 +5,7 @@
 #define BURNEDGE_DENSE_W8_LOOPS_H
 
 #include "dense_w8.h"
+#include "workers.h"
 
 #define W8_ROWS 4 /* rows of the GEMV tile */
 
@@ -13,14 +14,27 @@
 static void gemv_w8_panel(const float *const *ar, int mr, long csa, long K, const int8_t *q, const float *s,
                           const float *z, float acc[W8_ROWS][BE_NR]);
 
-static void gemv_w8(long M, long N, long K, const float *a, long rsa, long csa, const int8_t *bq, const float *scale,
-                    const float *zero, float *c, long ldc, const be_epi *e, int threads) {
-    const long panels = (N + BE_NR - 1) / BE_NR;
-    int nt = threads < BE_DENSE_MAX_THREADS ? threads : BE_DENSE_MAX_THREADS;
-    if ((double)M * N * K < 200000.0) nt = 1;
-    if (nt > panels) nt = (int)panels;
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (long p = 0; p < panels; p++) {
+typedef struct {
+    long M, N, K;
+    const float *a;
+    long rsa, csa;
+    const int8_t *bq;
+    const float *scale, *zero;
+    float *c;
+    long ldc;
+    const be_epi *e;
+} gemv_w8_call;
+
+/* 16-column panels lo .. hi-1, every row */
+static void gemv_w8_panels(void *ctx, int tid, long lo, long hi) {
+    const gemv_w8_call *g = ctx;
+    const long M = g->M, N = g->N, K = g->K, rsa = g->rsa, csa = g->csa, ldc = g->ldc;
+    const float *a = g->a, *scale = g->scale, *zero = g->zero;
+    const int8_t *bq = g->bq;
+    float *c = g->c;
+    const be_epi *e = g->e;
+    (void)tid;
+    for (long p = lo; p < hi; p++) {
         const long j0 = p * BE_NR;
         const int nr = N - j0 < BE_NR ? (int)(N - j0) : BE_NR;
         for (long r0 = 0; r0 < M; r0 += W8_ROWS) {
@@ -33,6 +47,16 @@ static void gemv_w8(long M, long N, long K, const float *a, long rsa, long csa, 
                 for (int j = 0; j < nr; j++) c[(r0 + r) * ldc + j0 + j] = be_epi_apply(e, acc[r][j], r0 + r, j0 + j);
         }
     }
+}
+
+static void gemv_w8(long M, long N, long K, const float *a, long rsa, long csa, const int8_t *bq, const float *scale,
+                    const float *zero, float *c, long ldc, const be_epi *e, int threads) {
+    const long panels = (N + BE_NR - 1) / BE_NR;
+    int nt = threads < BE_DENSE_MAX_THREADS ? threads : BE_DENSE_MAX_THREADS;
+    if ((double)M * N * K < 200000.0) nt = 1;
+    if (nt > panels) nt = (int)panels;
+    gemv_w8_call g = {M, N, K, a, rsa, csa, bq, scale, zero, c, ldc, e};
+    be_parallel(nt, panels, gemv_w8_panels, &g);
 }
 
 void be_gemm_w8_f32(long M, long N, long K, const float *a, long rsa, long csa, const int8_t *bq,

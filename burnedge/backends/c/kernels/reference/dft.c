@@ -3,14 +3,27 @@
 #include "signal.h"
 
 #include "burnedge.h"
+#include "workers.h"
 
-void be_dft_f32(const float *x, float *y, long outer, long len, long inner, int cin, long n, long m, int inverse,
-                int irfft, const double *cs, int threads) {
-    const long used = irfft ? (len < n / 2 + 1 ? len : n / 2 + 1) : (len < n ? len : n);
-    const int cout = irfft ? 1 : 2;
-    const double scale = inverse ? 1.0 / (double)n : 1.0, sign = inverse ? 1.0 : -1.0;
-    BE_PARALLEL_FOR(threads > 1 && outer * inner > 1)
-    for (long line = 0; line < outer * inner; line++) {
+typedef struct {
+    const float *x;
+    float *y;
+    long len, inner, n, m, used;
+    int cin, cout, irfft;
+    double scale, sign;
+    const double *cs;
+} dft_call;
+
+/* lines lo_ .. hi_-1 of [outer, inner] */
+static void dft_lines(void *ctx, int tid, long lo_, long hi_) {
+    const dft_call *c = ctx;
+    const float *x = c->x;
+    float *y = c->y;
+    const long len = c->len, inner = c->inner, n = c->n, m = c->m, used = c->used;
+    const int cin = c->cin, cout = c->cout, irfft = c->irfft;
+    const double scale = c->scale, sign = c->sign, *cs = c->cs;
+    (void)tid;
+    for (long line = lo_; line < hi_; line++) {
         const long o = line / inner, i = line % inner;
         const float *xl = x + (o * len * inner + i) * cin;
         float *yl = y + (o * m * inner + i) * cout;
@@ -33,3 +46,13 @@ void be_dft_f32(const float *x, float *y, long outer, long len, long inner, int 
         }
     }
 }
+
+void be_dft_f32(const float *x, float *y, long outer, long len, long inner, int cin, long n, long m, int inverse,
+                int irfft, const double *cs, int threads) {
+    const long used = irfft ? (len < n / 2 + 1 ? len : n / 2 + 1) : (len < n ? len : n);
+    const int cout = irfft ? 1 : 2;
+    const double scale = inverse ? 1.0 / (double)n : 1.0, sign = inverse ? 1.0 : -1.0;
+    dft_call c = {x, y, len, inner, n, m, used, cin, cout, irfft, scale, sign, cs};
+    be_parallel(threads > 1 && outer * inner > 1 ? threads : 1, outer * inner, dft_lines, &c);
+}
+

@@ -1,5 +1,6 @@
 /* ConvInteger, QLinearConv and MatMulInteger (integer_ops.h): direct loops, exact int64 sums. */
 #include "burnedge.h"
+#include "workers.h"
 #include "integer_ops.h"
 
 static inline int32_t be__i8(const void *p, int is_signed, long i) {
@@ -40,13 +41,21 @@ static int64_t be__conv_acc(const be_conv_integer_args *a, long b, long oc, cons
     return acc;
 }
 
-void be_conv_integer(const be_conv_integer_args *a, int threads) {
-    const long *g0 = a->geo, *g1 = a->geo + 6, *g2 = a->geo + 12;
-    const long out = g0[1] * g1[1] * g2[1];
-    const int32_t xz = be__zp(a->x_zp, a->x_signed, 1, 0);
-    const int32_t lo = a->y_signed ? -128 : 0, hi = a->y_signed ? 127 : 255;
-    BE_PARALLEL_FOR(threads > 1 && a->n * a->m > 1)
-    for (long bm = 0; bm < a->n * a->m; bm++) {
+typedef struct {
+    const be_conv_integer_args *a;
+    long out;
+    int32_t xz, lo, hi;
+} conv_integer_call;
+
+/* (image, output channel) pairs lo_ .. hi_-1 */
+static void conv_integer_planes(void *ctx, int tid, long lo_, long hi_) {
+    const conv_integer_call *c = ctx;
+    const be_conv_integer_args *a = c->a;
+    const long *g1 = a->geo + 6, *g2 = a->geo + 12;
+    const long out = c->out;
+    const int32_t xz = c->xz, lo = c->lo, hi = c->hi;
+    (void)tid;
+    for (long bm = lo_; bm < hi_; bm++) {
         const long b = bm / a->m, oc = bm % a->m;
         const int32_t wz = be__zp(a->w_zp, a->w_signed, a->w_zp_n, oc);
         float mult = 0.0f;
@@ -73,11 +82,32 @@ void be_conv_integer(const be_conv_integer_args *a, int threads) {
     }
 }
 
-void be_matmul_integer(const void *a, int a_signed, const void *a_zp, long a_zp_n, const void *b, int b_signed,
-                       const void *b_zp, long b_zp_n, int32_t *y, long batch, long M, long K, long N,
-                       long a_bstride, long b_bstride, int threads) {
-    BE_PARALLEL_FOR(threads > 1 && batch * M > 1 && batch * M * N * K > 4096)
-    for (long bm = 0; bm < batch * M; bm++) {
+void be_conv_integer(const be_conv_integer_args *a, int threads) {
+    const long *g0 = a->geo, *g1 = a->geo + 6, *g2 = a->geo + 12;
+    const long out = g0[1] * g1[1] * g2[1];
+    const int32_t xz = be__zp(a->x_zp, a->x_signed, 1, 0);
+    const int32_t lo = a->y_signed ? -128 : 0, hi = a->y_signed ? 127 : 255;
+    conv_integer_call c = {a, out, xz, lo, hi};
+    be_parallel(threads > 1 && a->n * a->m > 1 ? threads : 1, a->n * a->m, conv_integer_planes, &c);
+}
+
+typedef struct {
+    const void *a, *a_zp, *b, *b_zp;
+    int a_signed, b_signed;
+    long a_zp_n, b_zp_n, M, K, N, a_bstride, b_bstride;
+    int32_t *y;
+} matmul_integer_call;
+
+/* rows lo_ .. hi_-1 of the batch of products */
+static void matmul_integer_rows(void *ctx, int tid, long lo_, long hi_) {
+    const matmul_integer_call *c = ctx;
+    const void *a = c->a, *a_zp = c->a_zp, *b = c->b, *b_zp = c->b_zp;
+    const int a_signed = c->a_signed, b_signed = c->b_signed;
+    const long a_zp_n = c->a_zp_n, b_zp_n = c->b_zp_n, M = c->M, K = c->K, N = c->N;
+    const long a_bstride = c->a_bstride, b_bstride = c->b_bstride;
+    int32_t *y = c->y;
+    (void)tid;
+    for (long bm = lo_; bm < hi_; bm++) {
         const long t = bm / M, i = bm % M;
         const long aoff = t * a_bstride + i * K, boff = t * b_bstride;
         const int32_t az = be__zp(a_zp, a_signed, a_zp_n, i);
@@ -90,3 +120,12 @@ void be_matmul_integer(const void *a, int a_signed, const void *a_zp, long a_zp_
         }
     }
 }
+
+void be_matmul_integer(const void *a, int a_signed, const void *a_zp, long a_zp_n, const void *b, int b_signed,
+                       const void *b_zp, long b_zp_n, int32_t *y, long batch, long M, long K, long N,
+                       long a_bstride, long b_bstride, int threads) {
+    const int par = threads > 1 && batch * M > 1 && batch * M * N * K > 4096;
+    matmul_integer_call c = {a, a_zp, b, b_zp, a_signed, b_signed, a_zp_n, b_zp_n, M, K, N, a_bstride, b_bstride, y};
+    be_parallel(par ? threads : 1, batch * M, matmul_integer_rows, &c);
+}
+

@@ -5,14 +5,27 @@
  * The state stays float32 (as the reference's); its dot products sum in double. (batch, head) pairs are
  * independent: threads split them. */
 #include "burnedge.h"
+#include "workers.h"
 #include "linear_attention.h"
 
-void be_linear_attention_f32(const float *q, const float *k, const float *v, const float *decay, int decay_per_head,
-                             const float *beta, long beta_heads, float *state, float *out, long B, long T, long Hq,
-                             long Hkv, long dk, long dv, float scale, int threads) {
-    const long group = Hq / Hkv;
-    BE_PARALLEL_FOR(threads > 1 && B * Hkv > 1 && B * Hkv * T * dk * dv > 32768)
-    for (long bh = 0; bh < B * Hkv; bh++) {
+typedef struct {
+    const float *q, *k, *v, *decay, *beta;
+    float *state, *out;
+    int decay_per_head;
+    long beta_heads, T, Hq, Hkv, dk, dv, group;
+    float scale;
+} linear_attention_call;
+
+static void linear_attention_heads(void *ctx_, int tid, long lo_, long hi_) {
+    const linear_attention_call *c_ = ctx_;
+    const float *q = c_->q, *k = c_->k, *v = c_->v, *decay = c_->decay, *beta = c_->beta;
+    float *state = c_->state, *out = c_->out;
+    const int decay_per_head = c_->decay_per_head;
+    const long beta_heads = c_->beta_heads, T = c_->T, Hq = c_->Hq, Hkv = c_->Hkv, dk = c_->dk, dv = c_->dv;
+    const long group = c_->group;
+    const float scale = c_->scale;
+    (void)tid;
+    for (long bh = lo_; bh < hi_; bh++) {
         const long b = bh / Hkv, h = bh % Hkv;
         float *S = state + bh * dk * dv, u[BE_LINATT_MAX_DV];
         for (long t = 0; t < T; t++) {
@@ -47,3 +60,14 @@ void be_linear_attention_f32(const float *q, const float *k, const float *v, con
         }
     }
 }
+
+void be_linear_attention_f32(const float *q, const float *k, const float *v, const float *decay, int decay_per_head,
+                             const float *beta, long beta_heads, float *state, float *out, long B, long T, long Hq,
+                             long Hkv, long dk, long dv, float scale, int threads) {
+    const long group = Hq / Hkv;
+    const int par = threads > 1 && B * Hkv > 1 && B * Hkv * T * dk * dv > 32768;
+    linear_attention_call c_ = {q, k, v, decay, beta, state, out, decay_per_head, beta_heads, T, Hq, Hkv, dk, dv,
+                                group, scale};
+    be_parallel(par ? threads : 1, B * Hkv, linear_attention_heads, &c_);
+}
+

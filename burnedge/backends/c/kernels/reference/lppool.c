@@ -1,6 +1,7 @@
 /* LpPool (misc.h): each output sums |x|^p over its window in double (taps in the padding add 0, as the reference
  * pads with zeros) and takes the p-th root; p = 1 and 2 skip pow. Planes are independent, so threads split them. */
 #include "burnedge.h"
+#include "workers.h"
 #include "misc.h"
 
 static double be__lp_power(double v, double p) {
@@ -8,11 +9,25 @@ static double be__lp_power(double v, double p) {
     return p == 2.0 ? v * v : p == 1.0 ? v : pow(v, p);
 }
 
-void be_lppool_f32(const float *x, float *y, long nc, const long *geo, double p, int threads) {
-    const long *g0 = geo, *g1 = geo + 6, *g2 = geo + 12; /* {in, out, kernel, stride, dilation, begin} */
-    long in_plane = g0[0] * g1[0] * g2[0], out_plane = g0[1] * g1[1] * g2[1];
-    BE_PARALLEL_FOR(threads > 1 && nc > 1 && nc * out_plane > 4096)
-    for (long c = 0; c < nc; c++) {
+typedef struct {
+    const float *x;
+    float *y;
+    const long *geo;
+    double p;
+    long in_plane, out_plane;
+} lppool_call;
+
+/* planes lo_ .. hi_-1 */
+static void lppool_planes(void *ctx_, int tid, long lo_, long hi_) {
+    const lppool_call *c_ = ctx_;
+    const float *x = c_->x;
+    float *y = c_->y;
+    const long *geo = c_->geo;
+    const double p = c_->p;
+    const long in_plane = c_->in_plane, out_plane = c_->out_plane;
+    const long *g0 = geo, *g1 = geo + 6, *g2 = geo + 12;
+    (void)tid;
+    for (long c = lo_; c < hi_; c++) {
         const float *xc = x + c * in_plane;
         float *yc = y + c * out_plane;
         for (long o0 = 0; o0 < g0[1]; o0++)
@@ -37,3 +52,12 @@ void be_lppool_f32(const float *x, float *y, long nc, const long *geo, double p,
                 }
     }
 }
+
+void be_lppool_f32(const float *x, float *y, long nc, const long *geo, double p, int threads) {
+    const long *g0 = geo, *g1 = geo + 6, *g2 = geo + 12; /* {in, out, kernel, stride, dilation, begin} */
+    long in_plane = g0[0] * g1[0] * g2[0], out_plane = g0[1] * g1[1] * g2[1];
+    const int par = threads > 1 && nc > 1 && nc * out_plane > 4096;
+    lppool_call c_ = {x, y, geo, p, in_plane, out_plane};
+    be_parallel(par ? threads : 1, nc, lppool_planes, &c_);
+}
+

@@ -3,6 +3,7 @@
  * (pool.h: the counting region is the input alone, or the input with its explicit pads under count_include_pad).
  * Volumes are independent: threads split them. */
 #include "burnedge.h"
+#include "workers.h"
 #include "pool.h"
 
 /* the kernel taps [*a, *b) of the window starting at `start` whose positions lie in [lo, hi) */
@@ -14,11 +15,25 @@ static void window_taps(int start, int k, int d, int lo, int hi, int *a, int *b)
     *b = j;
 }
 
-void be_pool3d_f32(const float *x, float *y, long nc, const int *g, int is_max, int threads) {
+typedef struct {
+    const float *x;
+    float *y;
+    const int *g;
+    int is_max;
+    long isz, osz;
+} pool3d_call;
+
+/* volumes lo_ .. hi_-1 */
+static void pool3d_volumes(void *ctx_, int tid, long lo_, long hi_) {
+    const pool3d_call *c_ = ctx_;
+    const float *x = c_->x;
+    float *y = c_->y;
+    const int *g = c_->g;
+    const int is_max = c_->is_max;
+    const long isz = c_->isz, osz = c_->osz;
     const int *in = g, *out = g + 3, *k = g + 6, *s = g + 9, *d = g + 12, *b = g + 15, *clo = g + 18, *chi = g + 21;
-    const long isz = (long)in[0] * in[1] * in[2], osz = (long)out[0] * out[1] * out[2];
-    BE_PARALLEL_FOR(threads > 1 && nc > 1)
-    for (long p = 0; p < nc; p++) {
+    (void)tid;
+    for (long p = lo_; p < hi_; p++) {
         const float *xp = x + p * isz;
         float *yp = y + p * osz;
         for (int oz = 0; oz < out[0]; oz++) {
@@ -49,3 +64,12 @@ void be_pool3d_f32(const float *x, float *y, long nc, const int *g, int is_max, 
         }
     }
 }
+
+void be_pool3d_f32(const float *x, float *y, long nc, const int *g, int is_max, int threads) {
+    const int *in = g, *out = g + 3;
+    const long isz = (long)in[0] * in[1] * in[2], osz = (long)out[0] * out[1] * out[2];
+    const int par = threads > 1 && nc > 1;
+    pool3d_call c_ = {x, y, g, is_max, isz, osz};
+    be_parallel(par ? threads : 1, nc, pool3d_volumes, &c_);
+}
+

@@ -10,6 +10,7 @@
 #define BURNEDGE_QCONV_DW_NHWC_LOOPS_H
 
 #include "qconv.h"
+#include "workers.h"
 
 static int qthreads(int threads, double work, long jobs) {
     int nt = threads < BE_Q_MAX_THREADS ? threads : BE_Q_MAX_THREADS;
@@ -76,9 +77,55 @@ static void dw_band(const DW_ELEM *buf, long wp, long c8, const be_qconv_geo *g,
                     const be_qepi *e, long oy0, long oy1, int out_nhwc, int8_t *yi);
 #endif
 
+typedef struct {
+    const int8_t *x;
+    const float *wf;
+    int8_t *y;
+    const be_qepi *e;
+    const be_qconv_geo *g;
+    int flags;
+    int32_t x_zp;
+    float *scratch;
+    const long *off;
+    long brows, bands;
+} qdw_nhwc_call;
+
+/* jobs lo .. hi-1 (image n, band b of brows output rows) on thread tid's band buffer */
+static void qdw_nhwc_jobs(void *ctx, int tid, long lo, long hi) {
+    const qdw_nhwc_call *a = ctx;
+    const int8_t *x = a->x;
+    const float *wf = a->wf;
+    int8_t *y = a->y;
+    const be_qepi *e = a->e;
+    const be_qconv_geo *g = a->g;
+    const int flags = a->flags;
+    const int32_t x_zp = a->x_zp;
+    float *scratch = a->scratch;
+    const long *off = a->off, brows = a->brows, bands = a->bands;
+    const long C = g->C, c8 = (C + 7) / 8 * 8, hw = (long)g->H * g->W, ohw = (long)g->OH * g->OW;
+    const long wp = be_qdw_nhwc_wp(g);
+    /* every thread's slice is sized for the widest band the lowering reserved, whatever rows a job takes */
+    DW_ELEM *buf = (DW_ELEM *)scratch + (long)tid * be_qdw_nhwc_slice(g, be_qdw_nhwc_band(g));
+    for (long job = lo; job < hi; job++) {
+        const long n = job / bands, b = job % bands;
+        const long oy0 = b * brows, oy1 = oy0 + brows < g->OH ? oy0 + brows : g->OH;
+        if (oy0 >= oy1) continue;
+#ifdef DW_RANGE
+        (void)off;
+        (void)wp;
+        DW_RANGE(x + n * C * hw, flags, g, c8, wp, wf, e, x_zp, oy0, oy1, buf, y + n * C * ohw);
+#else
+        const long rin = (oy1 - oy0 - 1) * g->sh + (long)(g->KH - 1) * g->dh + 1;
+        const int8_t *xi = x + n * C * hw;
+        dw_fill(xi, flags & 1, g, c8, wp, oy0 * g->sh, rin, x_zp, buf);
+        dw_band(buf, wp, c8, g, off, wf, e, oy0, oy1, (flags & 2) != 0, y + n * C * ohw);
+#endif
+    }
+}
+
 void be_qdwconv_nhwc_i8(const int8_t *x, const float *wf, int8_t *y, const be_qepi *e, const be_qconv_geo *g,
                         int flags, int32_t x_zp, float *scratch, int threads) {
-    const long C = g->C, c8 = (C + 7) / 8 * 8, hw = (long)g->H * g->W, ohw = (long)g->OH * g->OW;
+    const long C = g->C, c8 = (C + 7) / 8 * 8, ohw = (long)g->OH * g->OW;
     const long wp = be_qdw_nhwc_wp(g);
     const int taps = g->KH * g->KW;
     int nt = threads < BE_Q_MAX_THREADS ? threads : BE_Q_MAX_THREADS;
@@ -93,24 +140,8 @@ void be_qdwconv_nhwc_i8(const int8_t *x, const float *wf, int8_t *y, const be_qe
     for (int ky = 0; ky < g->KH; ky++)
         for (int kx = 0; kx < g->KW; kx++)
             off[ky * g->KW + kx] = ((long)ky * g->dh * wp + (long)kx * g->dw) * c8;
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (int t = 0; t < nt; t++) {
-        DW_ELEM *buf = (DW_ELEM *)scratch + (long)t * be_qdw_nhwc_slice(g, be_qdw_nhwc_band(g));
-        for (long job = t; job < jobs; job += nt) {
-            const long n = job / bands, b = job % bands;
-            const long oy0 = b * brows, oy1 = oy0 + brows < g->OH ? oy0 + brows : g->OH;
-            if (oy0 >= oy1) continue;
-#ifdef DW_RANGE
-            (void)off;
-            DW_RANGE(x + n * C * hw, flags, g, c8, wp, wf, e, x_zp, oy0, oy1, buf, y + n * C * ohw);
-#else
-            const long rin = (oy1 - oy0 - 1) * g->sh + (long)(g->KH - 1) * g->dh + 1;
-            const int8_t *xi = x + n * C * hw;
-            dw_fill(xi, flags & 1, g, c8, wp, oy0 * g->sh, rin, x_zp, buf);
-            dw_band(buf, wp, c8, g, off, wf, e, oy0, oy1, (flags & 2) != 0, y + n * C * ohw);
-#endif
-        }
-    }
+    qdw_nhwc_call a = {x, wf, y, e, g, flags, x_zp, scratch, off, brows, bands};
+    be_parallel(nt, jobs, qdw_nhwc_jobs, &a);
 }
 
 #endif

@@ -20,10 +20,12 @@
  * Integer results do not depend on the thread count.
  */
 #include "qconv.h"
+#include "par_min.h"
+#include "workers.h"
 
 static int qthreads(int threads, double work, long jobs) {
     int nt = threads < BE_Q_MAX_THREADS ? threads : BE_Q_MAX_THREADS;
-    if (work < 200000.0) nt = 1;
+    if (work < BE_PAR_MIN_QMACS) nt = 1;
     if (nt > jobs) nt = (int)(jobs > 0 ? jobs : 1);
     return nt < 1 ? 1 : nt;
 }
@@ -96,6 +98,50 @@ static void gather_rows(const int8_t *xp, const be_qconv_geo *g, long oy0, long 
     }
 }
 
+typedef struct {
+    const int8_t *xi, *xp, *bpack;
+    int8_t *y, *slices;
+    const be_qepi *e;
+    const be_qconv_geo *g;
+    long n, oy0, p0, p1, C, M, K, ohw;
+    int direct, out_nhwc;
+} qconv_nhwc_call;
+
+/* row panels lo .. hi-1 of one band (pixels p0 + 6 * job ...) on thread tid's slice */
+static void qconv_nhwc_jobs(void *ctx, int tid, long lo, long hi) {
+    const qconv_nhwc_call *c = ctx;
+    const int8_t *xi = c->xi, *xp = c->xp, *bpack = c->bpack;
+    int8_t *y = c->y, *slices = c->slices;
+    const be_qepi *e = c->e;
+    const be_qconv_geo *g = c->g;
+    const long n = c->n, oy0 = c->oy0, p0 = c->p0, p1 = c->p1, C = c->C, M = c->M, K = c->K, ohw = c->ohw;
+    const int direct = c->direct, out_nhwc = c->out_nhwc;
+    int8_t *rows = slices + (long)tid * be_qconv_nhwc_slice(K, M);
+    int8_t *tile = rows + BE_QMR * K + 64, *apanel = tile + BE_QMR * M + 64;
+    for (long job = lo; job < hi; job++) {
+        const long j0 = p0 + job * BE_QMR;
+        const int mr = (int)(p1 - j0 < BE_QMR ? p1 - j0 : BE_QMR);
+        const int8_t *a = rows;
+        long lda = K, kread = K + 16; /* gathered rows: the next row or the 64 slack bytes follow */
+        if (direct) { /* rows read in place: past K only while later pixels of the image follow */
+            const long left = (ohw - j0 - mr + 1) * C;
+            a = xi + j0 * C;
+            lda = C;
+            kread = left < C + 16 ? (left > C ? left : C) : C + 16;
+        } else {
+            gather_rows(xp, g, oy0, j0, mr, rows, K);
+        }
+        if (out_nhwc) {
+            be_qgemm_panel(a, lda, K, kread, mr, M, bpack, y + (n * ohw + j0) * M, M, e, 0, apanel);
+        } else {
+            be_qgemm_panel(a, lda, K, kread, mr, M, bpack, tile, M, e, 0, apanel);
+            int8_t *yi = y + n * M * ohw + j0;
+            for (long m = 0; m < M; m++)
+                for (int r = 0; r < mr; r++) yi[m * ohw + r] = tile[r * M + m];
+        }
+    }
+}
+
 void be_qconv_nhwc_i8(const int8_t *x, const int8_t *bpack, int8_t *y, const be_qepi *e, const be_qconv_geo *g,
                       int flags, int32_t x_zp, int8_t *scratch, int threads) {
     const long C = g->C, M = g->M, K = C * g->KH * g->KW, hw = (long)g->H * g->W, ohw = (long)g->OH * g->OW;
@@ -111,34 +157,8 @@ void be_qconv_nhwc_i8(const int8_t *x, const int8_t *bpack, int8_t *y, const be_
             const long oy1 = oy0 + band < g->OH ? oy0 + band : g->OH, p0 = oy0 * g->OW, p1 = oy1 * g->OW;
             const long bp = (p1 - p0 + BE_QMR - 1) / BE_QMR;
             if (!direct) pad_copy(xi, in_nhwc, g, (int8_t)x_zp, oy0 * g->sh, be_qconv_nhwc_rows_in(g, oy1 - oy0), xp);
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-            for (int t = 0; t < nt; t++) {
-                int8_t *rows = slices + (long)t * be_qconv_nhwc_slice(K, M);
-                int8_t *tile = rows + BE_QMR * K + 64, *apanel = tile + BE_QMR * M + 64;
-                const long b0 = bp * t / nt, b1 = bp * (t + 1) / nt;
-                for (long job = b0; job < b1; job++) {
-                    const long j0 = p0 + job * BE_QMR;
-                    const int mr = (int)(p1 - j0 < BE_QMR ? p1 - j0 : BE_QMR);
-                    const int8_t *a = rows;
-                    long lda = K, kread = K + 16; /* gathered rows: the next row or the 64 slack bytes follow */
-                    if (direct) { /* rows read in place: past K only while later pixels of the image follow */
-                        const long left = (ohw - j0 - mr + 1) * C;
-                        a = xi + j0 * C;
-                        lda = C;
-                        kread = left < C + 16 ? (left > C ? left : C) : C + 16;
-                    } else {
-                        gather_rows(xp, g, oy0, j0, mr, rows, K);
-                    }
-                    if (out_nhwc) {
-                        be_qgemm_panel(a, lda, K, kread, mr, M, bpack, y + (n * ohw + j0) * M, M, e, 0, apanel);
-                    } else {
-                        be_qgemm_panel(a, lda, K, kread, mr, M, bpack, tile, M, e, 0, apanel);
-                        int8_t *yi = y + n * M * ohw + j0;
-                        for (long m = 0; m < M; m++)
-                            for (int r = 0; r < mr; r++) yi[m * ohw + r] = tile[r * M + m];
-                    }
-                }
-            }
+            qconv_nhwc_call c = {xi, xp, bpack, y, slices, e, g, n, oy0, p0, p1, C, M, K, ohw, direct, out_nhwc};
+            be_parallel(nt, bp, qconv_nhwc_jobs, &c);
         }
     }
 }

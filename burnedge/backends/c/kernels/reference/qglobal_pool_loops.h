@@ -4,16 +4,32 @@
 #define BURNEDGE_QGLOBAL_POOL_LOOPS_H
 
 #include "qpool.h"
+#include "workers.h"
 
 static inline int8_t clamp8(int64_t v) { return (int8_t)(v < -128 ? -128 : (v > 127 ? 127 : v)); }
 
+typedef struct {
+    const int8_t *x;
+    int8_t *y;
+    long size;
+    int32_t zp;
+} qglobal_pool_call;
+
+static void qglobal_planes(void *ctx, int tid, long lo, long hi) {
+    const qglobal_pool_call *c = ctx;
+    const long size = c->size;
+    const int32_t zp = c->zp;
+    (void)tid;
+    for (long p = lo; p < hi; p++) {
+        const int64_t s = plane_sum(c->x + p * size, size) - (int64_t)zp * size;
+        c->y[p] = size > 0 ? clamp8(zp + be_round_div(s, size)) : (int8_t)zp;
+    }
+}
+
 void be_qglobal_avgpool_i8(const int8_t *x, int8_t *y, long nc, long size, int32_t zp, int threads) {
     const int par = threads > 1 && nc > 1 && nc * size > 65536;
-#pragma omp parallel for num_threads(threads) schedule(static) if (par)
-    for (long p = 0; p < nc; p++) {
-        const int64_t s = plane_sum(x + p * size, size) - (int64_t)zp * size;
-        y[p] = size > 0 ? clamp8(zp + be_round_div(s, size)) : (int8_t)zp;
-    }
+    qglobal_pool_call c = {x, y, size, zp};
+    be_parallel(par ? threads : 1, nc, qglobal_planes, &c);
 }
 
 /* channels-last: int32 sums of 256 channels at a time along the pixels (exact below 2^23 pixels) */

@@ -4,6 +4,7 @@
  * the per-axis counts of taps inside the counting region, rounding half away from zero.
  */
 #include "qpool.h"
+#include "workers.h"
 
 static inline int8_t clamp8(int64_t v) { return (int8_t)(v < -128 ? -128 : (v > 127 ? 127 : v)); }
 
@@ -16,12 +17,24 @@ static inline void taps(int p0, int K, int d, int lo, int hi, int *a, int *b) {
     *b = k1;
 }
 
-void be_qavgpool2d_i8(const int8_t *x, int8_t *y, long nc, int ih, int iw, int oh, int ow, int kh, int kw, int sh,
-                      int sw, int dh, int dw, int ph, int pw, int clo_h, int chi_h, int clo_w, int chi_w, int32_t zp,
-                      int threads) {
-    const int par = threads > 1 && nc > 1 && nc * (long)oh * ow * kh * kw > 65536;
-#pragma omp parallel for num_threads(threads) schedule(static) if (par)
-    for (long p = 0; p < nc; p++) {
+typedef struct {
+    const int8_t *x;
+    int8_t *y;
+    int ih, iw, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw, clo_h, chi_h, clo_w, chi_w;
+    int32_t zp;
+} qavgpool_call;
+
+/* planes lo .. hi-1 */
+static void qavgpool_planes(void *ctx, int tid, long lo, long hi) {
+    const qavgpool_call *c = ctx;
+    const int8_t *x = c->x;
+    int8_t *y = c->y;
+    const int ih = c->ih, iw = c->iw, oh = c->oh, ow = c->ow, kh = c->kh, kw = c->kw, sh = c->sh, sw = c->sw;
+    const int dh = c->dh, dw = c->dw, ph = c->ph, pw = c->pw;
+    const int clo_h = c->clo_h, chi_h = c->chi_h, clo_w = c->clo_w, chi_w = c->chi_w;
+    const int32_t zp = c->zp;
+    (void)tid;
+    for (long p = lo; p < hi; p++) {
         const int8_t *xp = x + p * ih * iw;
         int8_t *yp = y + p * oh * ow;
         for (int oy = 0; oy < oh; oy++) {
@@ -44,4 +57,12 @@ void be_qavgpool2d_i8(const int8_t *x, int8_t *y, long nc, int ih, int iw, int o
             }
         }
     }
+}
+
+void be_qavgpool2d_i8(const int8_t *x, int8_t *y, long nc, int ih, int iw, int oh, int ow, int kh, int kw, int sh,
+                      int sw, int dh, int dw, int ph, int pw, int clo_h, int chi_h, int clo_w, int chi_w, int32_t zp,
+                      int threads) {
+    const int par = threads > 1 && nc > 1 && nc * (long)oh * ow * kh * kw > 65536;
+    qavgpool_call c = {x, y, ih, iw, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw, clo_h, chi_h, clo_w, chi_w, zp};
+    be_parallel(par ? threads : 1, nc, qavgpool_planes, &c);
 }

@@ -4,6 +4,7 @@
  * clamped, the division done in double and corrected to the exact integer quotient.
  */
 #include "qpool.h"
+#include "workers.h"
 
 static inline int8_t clamp8(int64_t v) { return (int8_t)(v < -128 ? -128 : (v > 127 ? 127 : v)); }
 
@@ -16,11 +17,22 @@ static inline int64_t div_pos(int64_t a, int64_t n) {
     return q;
 }
 
-void be_qsoftmax_i8(const int8_t *x, int8_t *y, long outer, long n, long inner, const int32_t *table, int threads) {
-    const long rows = outer * inner;
-    const int par = threads > 1 && rows > 1 && rows * n > 16384;
-#pragma omp parallel for num_threads(threads) schedule(static) if (par)
-    for (long r = 0; r < rows; r++) {
+typedef struct {
+    const int8_t *x;
+    int8_t *y;
+    long n, inner;
+    const int32_t *table;
+} qsoftmax_call;
+
+/* rows lo .. hi-1 of [outer, inner] */
+static void qsoftmax_rows(void *ctx, int tid, long lo, long hi) {
+    const qsoftmax_call *c = ctx;
+    const int8_t *x = c->x;
+    int8_t *y = c->y;
+    const long n = c->n, inner = c->inner;
+    const int32_t *table = c->table;
+    (void)tid;
+    for (long r = lo; r < hi; r++) {
         const long o = r / inner, i = r % inner;
         const int8_t *xr = x + o * n * inner + i;
         int8_t *yr = y + o * n * inner + i;
@@ -45,4 +57,11 @@ void be_qsoftmax_i8(const int8_t *x, int8_t *y, long outer, long n, long inner, 
             yr[k * inner] = clamp8(div_pos(e, total) - 128);
         }
     }
+}
+
+void be_qsoftmax_i8(const int8_t *x, int8_t *y, long outer, long n, long inner, const int32_t *table, int threads) {
+    const long rows = outer * inner;
+    const int par = threads > 1 && rows > 1 && rows * n > 16384;
+    qsoftmax_call c = {x, y, n, inner, table};
+    be_parallel(par ? threads : 1, rows, qsoftmax_rows, &c);
 }

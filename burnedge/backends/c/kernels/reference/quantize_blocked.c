@@ -6,14 +6,25 @@
 #include <math.h>
 
 #include "qelementwise.h"
+#include "workers.h"
+
+/* what a blocked (de)quantize's planes task reads */
+typedef struct {
+    const void *x, *zp;
+    void *y;
+    long C, inner, block;
+    const float *scale;
+} blocked_call;
 
 #define BE_QUANTIZE_BLOCKED(NAME, T, LO, HI)                                                                     \
-    void NAME(const float *x, T *y, long outer, long C, long inner, long block, const float *scale,            \
-              const T *zp, int threads) {                                                                        \
-        const long cb = (C + block - 1) / block;                                                                 \
-        const int par = threads > 1 && outer * C * inner > 32768 && outer * C > 1;                             \
-        _Pragma("omp parallel for num_threads(threads) schedule(static) if (par)")                               \
-        for (long pl = 0; pl < outer * C; pl++) {                                                                \
+    static void NAME##_planes(void *ctx, int tid, long first, long last) {                                       \
+        const blocked_call *a = ctx;                                                                             \
+        const float *x = a->x, *scale = a->scale;                                                                \
+        const T *zp = a->zp;                                                                                     \
+        T *y = a->y;                                                                                             \
+        const long C = a->C, inner = a->inner, block = a->block, cb = (C + block - 1) / block;                   \
+        (void)tid;                                                                                               \
+        for (long pl = first; pl < last; pl++) {                                                                 \
             const long o = pl / C, c = pl % C, p = (o * cb + c / block) * inner;                                 \
             for (long i = 0; i < inner; i++) {                                                                   \
                 float r = nearbyintf(x[pl * inner + i] / scale[p + i]) + (float)zp[p + i];                       \
@@ -21,19 +32,33 @@
                 y[pl * inner + i] = (T)r;                                                                        \
             }                                                                                                    \
         }                                                                                                        \
+    }                                                                                                            \
+    void NAME(const float *x, T *y, long outer, long C, long inner, long block, const float *scale,            \
+              const T *zp, int threads) {                                                                        \
+        const int par = threads > 1 && outer * C * inner > 32768 && outer * C > 1;                             \
+        blocked_call a = {x, zp, y, C, inner, block, scale};                                                     \
+        be_parallel(par ? threads : 1, outer * C, NAME##_planes, &a);                                            \
     }
 
 #define BE_DEQUANTIZE_BLOCKED(NAME, T)                                                                           \
-    void NAME(const T *x, float *y, long outer, long C, long inner, long block, const float *scale,            \
-              const T *zp, int threads) {                                                                        \
-        const long cb = (C + block - 1) / block;                                                                 \
-        const int par = threads > 1 && outer * C * inner > 32768 && outer * C > 1;                             \
-        _Pragma("omp parallel for num_threads(threads) schedule(static) if (par)")                               \
-        for (long pl = 0; pl < outer * C; pl++) {                                                                \
+    static void NAME##_planes(void *ctx, int tid, long first, long last) {                                       \
+        const blocked_call *a = ctx;                                                                             \
+        const T *x = a->x, *zp = a->zp;                                                                          \
+        const float *scale = a->scale;                                                                           \
+        float *y = a->y;                                                                                         \
+        const long C = a->C, inner = a->inner, block = a->block, cb = (C + block - 1) / block;                   \
+        (void)tid;                                                                                               \
+        for (long pl = first; pl < last; pl++) {                                                                 \
             const long o = pl / C, c = pl % C, p = (o * cb + c / block) * inner;                                 \
             for (long i = 0; i < inner; i++)                                                                     \
                 y[pl * inner + i] = (float)((int64_t)x[pl * inner + i] - zp[p + i]) * scale[p + i];              \
         }                                                                                                        \
+    }                                                                                                            \
+    void NAME(const T *x, float *y, long outer, long C, long inner, long block, const float *scale,            \
+              const T *zp, int threads) {                                                                        \
+        const int par = threads > 1 && outer * C * inner > 32768 && outer * C > 1;                             \
+        blocked_call a = {x, zp, y, C, inner, block, scale};                                                     \
+        be_parallel(par ? threads : 1, outer * C, NAME##_planes, &a);                                            \
     }
 
 BE_QUANTIZE_BLOCKED(be_quantize_blocked_f32_i8, int8_t, -128, 127)

@@ -5,6 +5,7 @@
 #define BURNEDGE_QUANTIZE_LOOPS_H
 
 #include "qelementwise.h"
+#include "workers.h"
 
 static inline float quant1(float x, float s, float zp, float lo, float hi) {
     float r = nearbyintf(x / s);
@@ -13,13 +14,25 @@ static inline float quant1(float x, float s, float zp, float lo, float hi) {
     return r < lo ? lo : (r > hi ? hi : r);
 }
 
+/* what a (de)quantize's planes task reads */
+typedef struct {
+    const void *x;
+    void *y;
+    long C, inner;
+    const float *scale;
+    const int32_t *zp;
+} be_quantize_call;
+
 #define BE_QUANTIZE(NAME, T, LO, HI, VEC)                                                                        \
-    void NAME(const float *x, T *y, long outer, long C, long inner, const float *scale, const int32_t *zp,       \
-              int threads) {                                                                                     \
-        const long planes = outer * C;                                                                           \
-        const int par = threads > 1 && planes * inner > 32768 && planes > 1;                                     \
-        _Pragma("omp parallel for num_threads(threads) schedule(static) if (par)")                               \
-        for (long pl = 0; pl < planes; pl++) {                                                                   \
+    static void NAME##_planes(void *ctx, int tid, long first, long last) {                                       \
+        const be_quantize_call *a = ctx;                                                                         \
+        const float *x = a->x;                                                                                   \
+        T *y = a->y;                                                                                             \
+        const long C = a->C, inner = a->inner;                                                                   \
+        const float *scale = a->scale;                                                                           \
+        const int32_t *zp = a->zp;                                                                               \
+        (void)tid;                                                                                               \
+        for (long pl = first; pl < last; pl++) {                                                                 \
             const long c = pl % C;                                                                               \
             const float s = scale[c], z = (float)zp[c];                                                          \
             const float *xp = x + pl * inner;                                                                    \
@@ -28,15 +41,25 @@ static inline float quant1(float x, float s, float zp, float lo, float hi) {
             VEC                                                                                                  \
             for (; i < inner; i++) yp[i] = (T)quant1(xp[i], s, z, (float)(LO), (float)(HI));                     \
         }                                                                                                        \
-    }
-
-#define BE_DEQUANTIZE(NAME, T, VEC)                                                                              \
-    void NAME(const T *x, float *y, long outer, long C, long inner, const float *scale, const int32_t *zp,        \
+    }                                                                                                            \
+    void NAME(const float *x, T *y, long outer, long C, long inner, const float *scale, const int32_t *zp,       \
               int threads) {                                                                                     \
         const long planes = outer * C;                                                                           \
         const int par = threads > 1 && planes * inner > 32768 && planes > 1;                                     \
-        _Pragma("omp parallel for num_threads(threads) schedule(static) if (par)")                               \
-        for (long pl = 0; pl < planes; pl++) {                                                                   \
+        be_quantize_call a = {x, y, C, inner, scale, zp};                                                        \
+        be_parallel(par ? threads : 1, planes, NAME##_planes, &a);                                               \
+    }
+
+#define BE_DEQUANTIZE(NAME, T, VEC)                                                                              \
+    static void NAME##_planes(void *ctx, int tid, long first, long last) {                                       \
+        const be_quantize_call *a = ctx;                                                                         \
+        const T *x = a->x;                                                                                       \
+        float *y = a->y;                                                                                         \
+        const long C = a->C, inner = a->inner;                                                                   \
+        const float *scale = a->scale;                                                                           \
+        const int32_t *zp = a->zp;                                                                               \
+        (void)tid;                                                                                               \
+        for (long pl = first; pl < last; pl++) {                                                                 \
             const long c = pl % C;                                                                               \
             const float s = scale[c];                                                                            \
             const T *xp = x + pl * inner;                                                                        \
@@ -45,6 +68,13 @@ static inline float quant1(float x, float s, float zp, float lo, float hi) {
             VEC                                                                                                  \
             for (; i < inner; i++) yp[i] = (float)((int64_t)xp[i] - zp[c]) * s;                                  \
         }                                                                                                        \
+    }                                                                                                            \
+    void NAME(const T *x, float *y, long outer, long C, long inner, const float *scale, const int32_t *zp,        \
+              int threads) {                                                                                     \
+        const long planes = outer * C;                                                                           \
+        const int par = threads > 1 && planes * inner > 32768 && planes > 1;                                     \
+        be_quantize_call a = {x, y, C, inner, scale, zp};                                                        \
+        be_parallel(par ? threads : 1, planes, NAME##_planes, &a);                                               \
     }
 
 #endif

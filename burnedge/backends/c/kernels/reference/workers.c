@@ -59,9 +59,16 @@ static void futex_wake(atomic_uint *word) { (void)word; }
 
 enum {
     CHUNKS_PER_THREAD = 4,
-    SPIN_NS = 50000,   /* a worker spins this long for the next job, then sleeps */
-    WAIT_SPINS = 4096, /* the caller spins this many times for the chunks in flight, then yields */
+    SPIN_NS = 50000,  /* a worker waits this long for the next job (the plan's next step), then sleeps */
+    YIELD_NS = 2000,  /* past this, a waiting thread yields its CPU between looks: pure spinning only at first */
+    LOOK_SPINS = 16,  /* pauses between looks at the clock */
 };
+
+/* one look of a thread waiting since t0 (ns) for a flag: pause while the wait is young, then give the CPU to any
+ * thread that wants it. On a loaded machine a waiting worker often shares a core with the caller (the scheduler
+ * puts a woken thread where there is room); a spinning worker would keep the caller off it until its spin ends,
+ * so it yields: with nothing else runnable sched_yield returns at once and the wait stays short. */
+static void wait_a_little(int spins, double t0);
 
 /* the state word: generation (23 bits) | threads (9 bits) | chunks left (32 bits) */
 #define STATE(gen, nt, left) ((((uint64_t)(gen) & 0x7fffff) << 41) | ((uint64_t)(nt) << 32) | (uint64_t)(left))
@@ -91,6 +98,13 @@ static double now_ns(void) {
     return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
 }
 
+static void wait_a_little(int spins, double t0) {
+    if (spins % LOOK_SPINS != LOOK_SPINS - 1 || now_ns() - t0 < YIELD_NS)
+        BE_CPU_RELAX();
+    else
+        sched_yield();
+}
+
 /* takes and runs chunks of the published job while there are some and `tid` is one of its threads */
 static void run_chunks(int tid) {
     uint64_t s = atomic_load_explicit(&P.state, memory_order_acquire);
@@ -114,8 +128,8 @@ static void *worker(void *arg) {
         unsigned w;
         const double t0 = now_ns();
         for (int spins = 0; (w = atomic_load_explicit(&P.wake, memory_order_acquire)) == seen; spins++) {
-            if ((spins & 63) != 63 || now_ns() - t0 < SPIN_NS) {
-                BE_CPU_RELAX();
+            if (spins % LOOK_SPINS != LOOK_SPINS - 1 || now_ns() - t0 < SPIN_NS) {
+                wait_a_little(spins, t0);
                 continue;
             }
             atomic_fetch_add(&P.sleepers, 1); /* seq_cst with the caller's bump of `wake`: no wake is lost */
@@ -196,12 +210,9 @@ void be_parallel(int threads, long n, be_task fn, void *ctx) {
     atomic_fetch_add(&P.wake, 1);
     if (atomic_load(&P.sleepers) > 0) futex_wake(&P.wake);
     run_chunks(0);
-    for (int spins = 0; atomic_load_explicit(&P.completed, memory_order_acquire) < chunks; spins++) {
-        if (spins < WAIT_SPINS)
-            BE_CPU_RELAX();
-        else
-            sched_yield(); /* a worker holding a chunk was preempted: let it run */
-    }
+    const double t0 = now_ns(); /* chunks in flight: a worker holding one may have lost its CPU, let it run */
+    for (int spins = 0; atomic_load_explicit(&P.completed, memory_order_acquire) < chunks; spins++)
+        wait_a_little(spins, t0);
     atomic_store_explicit(&P.busy, 0, memory_order_release);
 }
 

@@ -8,6 +8,7 @@
  * ARM: the same steps with NEON (vld2 deinterleaves, float32x4 taps, the exact NEON rule).
  */
 #include "qconv.h"
+#include "workers.h"
 #include "x86_qgemm.h"
 
 /* the plane minus x_zp as floats: padded row r, column phase f, position j at buf[(r*sw + f)*row + j] */
@@ -101,31 +102,52 @@ static void dw_avx2_channel(const float *buf, long row, const long *off, const f
     }
 }
 
+typedef struct {
+    const int8_t *x;
+    const float *wf;
+    int8_t *y;
+    const be_qepi *e;
+    const be_qconv_geo *g;
+    int32_t x_zp;
+    float *scratch;
+} qdw_call;
+
+/* planes lo .. hi-1 (image n, channel c: its mult output channels) on thread tid's slice */
+static void qdw_planes(void *ctx, int tid, long lo, long hi) {
+    const qdw_call *a = ctx;
+    const int8_t *x = a->x;
+    const float *wf = a->wf;
+    int8_t *y = a->y;
+    const be_qepi *e = a->e;
+    const be_qconv_geo *g = a->g;
+    const int32_t x_zp = a->x_zp;
+    float *scratch = a->scratch;
+    const long hw = (long)g->H * g->W, ohw = (long)g->OH * g->OW;
+    const int mult = g->M / g->C, taps = g->KH * g->KW;
+    const long row = be_qdwconv_row(g), rows = (long)(g->OH - 1) * g->sh + (long)(g->KH - 1) * g->dh + 1;
+    float *buf = scratch + (long)tid * be_qdwconv_plane(g);
+    long off[512];
+    dw_offsets(g, row, off);
+    /* padding and slack stay 0: every plane writes the same in-range positions */
+    memset(buf, 0, (size_t)be_qdwconv_plane(g) * sizeof(float));
+    for (long p = lo; p < hi; p++) {
+        const int n = (int)(p / g->C), c = (int)(p % g->C);
+        dw_fill_plane(x + p * hw, g, x_zp, row, rows, buf);
+        for (int k = 0; k < mult; k++) {
+            const long m = (long)c * mult + k;
+            int8_t *yp = y + ((long)n * g->M + m) * ohw;
+            dw_avx2_channel(buf, row, off, wf + m * taps, yp, e, g, m);
+        }
+    }
+}
+
 void be_qdwconv2d_i8(const int8_t *x, const float *wf, int8_t *y, const be_qepi *e, const be_qconv_geo *g,
                      int32_t x_zp, float *scratch, int threads) {
-    const long planes = (long)g->N * g->C, hw = (long)g->H * g->W, ohw = (long)g->OH * g->OW;
-    const int mult = g->M / g->C, taps = g->KH * g->KW;
+    const long planes = (long)g->N * g->C, ohw = (long)g->OH * g->OW;
+    const int taps = g->KH * g->KW;
     int nt = threads < BE_Q_MAX_THREADS ? threads : BE_Q_MAX_THREADS;
     if ((double)g->N * g->M * ohw * taps < 100000.0) nt = 1;
     if (nt > planes) nt = (int)planes;
-    (void)scratch;
-    (void)taps;
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (int t = 0; t < nt; t++) {
-        const long row = be_qdwconv_row(g), rows = (long)(g->OH - 1) * g->sh + (long)(g->KH - 1) * g->dh + 1;
-        float *buf = scratch + (long)t * be_qdwconv_plane(g);
-        long off[512];
-        dw_offsets(g, row, off);
-        /* padding and slack stay 0: every plane writes the same in-range positions */
-        memset(buf, 0, (size_t)be_qdwconv_plane(g) * sizeof(float));
-        for (long p = t; p < planes; p += nt) {
-            const int n = (int)(p / g->C), c = (int)(p % g->C);
-            dw_fill_plane(x + p * hw, g, x_zp, row, rows, buf);
-            for (int k = 0; k < mult; k++) {
-                const long m = (long)c * mult + k;
-                int8_t *yp = y + ((long)n * g->M + m) * ohw;
-                dw_avx2_channel(buf, row, off, wf + m * taps, yp, e, g, m);
-            }
-        }
-    }
+    qdw_call a = {x, wf, y, e, g, x_zp, scratch};
+    be_parallel(nt, planes, qdw_planes, &a);
 }
