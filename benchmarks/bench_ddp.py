@@ -7,21 +7,19 @@ global batch, then each run's final checkpoint exported to an int8 bundle and sc
 
 Each run is `torchrun --standalone --nproc_per_node P` of this file (P = 1, then N), and every process:
 
-1. trains DigitsNet in float with the Learner (DDP when P > 1; Adam, the example's rate) for --epochs passes
-   over the training set repeated --repeat times (the digits are 1,258 images: too few for a GPU to be anything
-   but launch-bound, so the copies and a large --global-batch give it work), each process taking
-   global/P samples per step: the Learner deals out per-process batches, so global step k sees the same samples
-   whatever P is;
-2. rank 0 times the steps after --warmup (torch.cuda.synchronize on CUDA before each clock read): samples/s of
-   the whole group; the span includes the Learner's epoch ends (reduction, checkpoint), as a real run does;
+1. trains DigitsNet in float with the Learner (DDP when P > 1; Adam, the example's rate) for --epochs passes over
+   the training set repeated --repeat times (1,258 images alone leave a GPU launch-bound), global/P samples per
+   process and step: the Learner deals out the batches, so global step k sees the same samples whatever P is;
+2. rank 0 times the steps after --warmup (synchronizing CUDA before each clock read): samples/s of the group,
+   epoch ends (reduction, checkpoint) included, as in a real run;
 3. QAT as the example does it: `prepare_qat` from 256 training images, --qat-epochs at a tenth of the rate in
-   fp32 (fake quantization rounds in float32; bf16 would round differently from the int8 conversion), and
-   rank 0 reports `Learner.evaluate(held-out, int8=True)`: the trainer's int8 count.
+   fp32 (bf16 would round differently from the int8 conversion); rank 0 reports `Learner.evaluate(held-out,
+   int8=True)`: the trainer's int8 count.
 
-Both phases write checkpoints (float/ and qat/ under the run's folder). This script then rebuilds the int8
-model from those files alone: the float checkpoint into a `burnedge.nn` DigitsNet, traced, `prepare_qat` with
-the same calibration images (the same ranges), the QAT checkpoint loaded, `convert`, `burnedge.export` for the
-host; `Session(bundle, backend="c")` runs every held-out image, and its count must equal the trainer's.
+Both phases write checkpoints (float/, qat/). This script rebuilds the int8 model from those files alone (float
+checkpoint into a `burnedge.nn` DigitsNet, traced, `prepare_qat` on the same calibration images, QAT checkpoint
+loaded, `convert`, `burnedge.export`); `Session(bundle, backend="c")` scores the held-out images: the count must
+equal the trainer's.
 
 The table: processes, device, global and per-process batch, samples/s, scaling against 1 process, both int8
 counts. The environment of every process started has NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1 and

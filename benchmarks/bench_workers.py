@@ -4,7 +4,7 @@ threads, interleaved, with the workers awake (loops back to back) and asleep (an
 A loop of N items does about N ns of arithmetic on one core. Per size the table gives the medians and the 90th
 percentiles of both thread counts and the ratio t2 / t1 (below 1: the second thread pays). The first size from
 which two threads stay at or below one, awake and asleep, is the least work worth a split on this machine: the
-kernels' thresholds (reference/par_min.h, the MAC counts in the kernels) should sit above it. On a loaded
+kernels' thresholds (BE_PAR_MIN_QMACS in reference/isa.h, the MAC counts in the kernels) should sit above it. On a loaded
 machine the worker rarely gets a core: the ratio stays near 1, and what matters is that it never goes above.
 
     python benchmarks/bench_workers.py [--repeats 301] [--gap-us 200]

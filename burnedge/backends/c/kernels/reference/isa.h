@@ -51,6 +51,19 @@
 #endif
 #endif
 
+/* the least work worth a second thread, in multiply-adds of an int8 GEMM or convolution (qgemm_loops.h,
+ * qconv_loops.h, qconv_nhwc.c): about 5 us of one core at the set's int8 rate (VNNI ~200 GMAC/s, AVX2 ~100, sdot
+ * ~50, other targets ~20). Below it the loop runs on the caller alone: handing out chunks, a worker's first touch
+ * of the data and the wait for the last chunk (benchmarks/bench_workers.py measures them: a few tenths of a
+ * microsecond with the workers awake, tens when a sleeping one must be woken) would eat what the split saves. */
+#if defined(BE_ISA_X86_VNNI512) || defined(BE_ISA_X86_AVXVNNI)
+#define BE_PAR_MIN_QMACS 1000000.0
+#elif defined(BE_ISA_X86_AVX2) || defined(BE_ISA_DOTPROD)
+#define BE_PAR_MIN_QMACS 500000.0
+#else
+#define BE_PAR_MIN_QMACS 100000.0
+#endif
+
 /* a spin-wait hint for the worker pool (workers.c): any build, portable ones too */
 #if defined(__x86_64__) || defined(__i386__)
 #define BE_CPU_RELAX() __builtin_ia32_pause()

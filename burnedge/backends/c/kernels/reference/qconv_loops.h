@@ -6,7 +6,7 @@
 #define BURNEDGE_QCONV_LOOPS_H
 
 #include "qconv.h"
-#include "par_min.h"
+#include "isa.h" /* BE_PAR_MIN_QMACS */
 #include "workers.h"
 
 typedef struct {

@@ -20,7 +20,7 @@
  * Integer results do not depend on the thread count.
  */
 #include "qconv.h"
-#include "par_min.h"
+#include "isa.h" /* BE_PAR_MIN_QMACS */
 #include "workers.h"
 
 static int qthreads(int threads, double work, long jobs) {

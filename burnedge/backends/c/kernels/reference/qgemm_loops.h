@@ -7,7 +7,7 @@
 #define BURNEDGE_QGEMM_LOOPS_H
 
 #include "qgemm.h"
-#include "par_min.h"
+#include "isa.h" /* BE_PAR_MIN_QMACS */
 #include "workers.h"
 
 typedef struct {
