@@ -84,10 +84,9 @@ class Config:
 class DeviceBatches:
     """The training set resident on the device, cut into per-process batches of one pass.
 
-    Every process builds the same sequence (the shuffle's seed is the pass number, counted here, so the
-    loader needs no set_epoch), and the Learner deals batch i to process i mod P; so P consecutive
-    batches are one global batch, the same samples a 1-process run takes in one step. Only whole global
-    batches are given (every process takes the same number of steps). Batches are views: no copy per step."""
+    Every process builds the same sequence (the shuffle's seed is the pass number, counted here), and the
+    Learner deals batch i to process i mod P: P consecutive batches are the samples of one 1-process step.
+    Only whole global batches are given (equal steps everywhere). Batches are views: no copy per step."""
 
     def __init__(self, x: torch.Tensor, y: torch.Tensor, per_process: int, processes: int, seed: int):
         self.x, self.y, self.per, self.processes, self.seed, self.passes = x, y, per_process, processes, seed, 0
@@ -186,13 +185,8 @@ def worker(config_path: str) -> None:
     )  # fmt: skip
     learner.fit(c.epochs)
     timed = (learner.total - learner.warmup) * c.global_batch
-    report = {
-        "rank": rank,
-        "world": learner.group.world,
-        "steps": learner.done,
-        "samples": learner.samples,
-        "classes": learner.classes.cpu().tolist(),
-    }
+    report = dict(rank=rank, world=learner.group.world, steps=learner.done, samples=learner.samples,
+                  classes=learner.classes.cpu().tolist())  # fmt: skip
     net = learner.module.eval()
     trained = from_torch(net, model)
     if rank == 0:
