@@ -1,5 +1,6 @@
 /* Internal to the kernel sets: what every set's gemm.c shares (reference/gemm.c has the algorithm): B panel packing
- * and the job loop over tiles. A set's gemm.c defines be_gemm_tile, then includes this. */
+ * and the job loop over tiles. A set's gemm.c defines be_gemm_tile, then includes this; a set that also defines
+ * BE_GEMM_TILE2 and be_gemm_tile2 gets the panels of a job two at a time (an odd last one through be_gemm_tile). */
 #ifndef BURNEDGE_GEMM_LOOPS_H
 #define BURNEDGE_GEMM_LOOPS_H
 
@@ -60,6 +61,15 @@ static void gemm_jobs(void *ctx, int t, long lo, long hi) {
             for (long q = q0; q < q1; q++) {
                 const long j0 = q * BE_NR;
                 const int nr = (int)(N - j0 < BE_NR ? N - j0 : BE_NR);
+#ifdef BE_GEMM_TILE2 /* the set's tile of two panels at once (x86 AVX-512: 6x32 on zmm) */
+                if (q + 1 < q1) {
+                    const int nr2 = (int)(N - j0 < 2 * BE_NR ? N - j0 : 2 * BE_NR);
+                    be_gemm_tile2(K, ap, ra, ca, mr, bp[q - q0], ldb[q - q0], bp[q + 1 - q0], ldb[q + 1 - q0], nr2,
+                                  g->c + i0 * g->ldc + j0, g->ldc, g->e, i0, j0);
+                    q++;
+                    continue;
+                }
+#endif
                 be_gemm_tile(K, ap, ra, ca, mr, bp[q - q0], ldb[q - q0], nr, g->c + i0 * g->ldc + j0, g->ldc, g->e,
                              i0, j0);
             }
