@@ -48,8 +48,10 @@ static void gemm_jobs(void *ctx, int t, long lo, long hi) {
                 bp[q - q0] = g->b + j0;
                 ldb[q - q0] = g->rsb;
             } else {
-                bp[q - q0] = slice + (q - q0) * K * BE_NR;
-                be_gemm_pack_b(K, g->b, g->rsb, g->csb, j0, nr, slice + (q - q0) * K * BE_NR);
+                /* row-major B copies only its partial last panel: into the slice's first panel */
+                float *dst = slice + (g->csb == 1 ? 0 : q - q0) * K * BE_NR;
+                bp[q - q0] = dst;
+                be_gemm_pack_b(K, g->b, g->rsb, g->csb, j0, nr, dst);
             }
         }
         const long p0 = mp * mc / mchunks, p1 = mp * (mc + 1) / mchunks;
@@ -82,6 +84,9 @@ void be_gemm_f32(long M, long N, long K, const float *a, long rsa, long csa, int
     if (M <= 0 || N <= 0) return;
     gemm_call g = {M, N, K, rsa, csa, rsb, csb, ldc, 0, 0, 0, 1, 0, a, b, c, scratch, e, a_packed, b_packed};
     g.np = (N + BE_NR - 1) / BE_NR, g.mp = (M + BE_MR - 1) / BE_MR, g.nb = be_gemm_nb(K);
+#ifdef BE_GEMM_TILE2 /* blocks of at least a pair when no panel but a partial last one is copied into scratch */
+    if (g.nb < 2 && (b_packed || csb == 1)) g.nb = 2;
+#endif
     const long blocks = (g.np + g.nb - 1) / g.nb;
     int nt = threads < BE_DENSE_MAX_THREADS ? threads : BE_DENSE_MAX_THREADS;
     if ((double)M * N * K < 200000.0) nt = 1; /* too small to pay for waking threads */

@@ -71,19 +71,17 @@ static inline __attribute__((always_inline)) void be_epi16_store(float *y, __m51
 
 /* ---- GEMM: two B panels at once ------------------------------------------------------------------------------
  * Rows i0.. (mr of them, at a + r*rsa, k at k*csa) times the panels b0 (columns j0..j0+15, k at k*ldb0) and b1
- * (columns j0+16.., nr - 16 of them): 12 zmm accumulators, per k one broadcast per row (folded into the FMA)
+ * (columns j0+16.., nr - 16 of them): 12 zmm accumulators (6 with at most 3 rows), per k one broadcast per row (folded into the FMA)
  * and two 16-float loads. gemm_loops.h calls it for every pair of panels (BE_GEMM_TILE2); one row goes through
  * the AVX2 tile, panel by panel (its four partial sums hide the FMA latency). */
 #define BE_GEMM_TILE2 1
 
-static void be_gemm_tile2(long K, const float *a, long rsa, long csa, int mr, const float *b0, long ldb0,
-                          const float *b1, long ldb1, int nr, float *c, long ldc, const be_epi *e, long i0, long j0) {
-    if (mr == 1) {
-        be_gemm_tile(K, a, rsa, csa, 1, b0, ldb0, 16, c, ldc, e, i0, j0);
-        be_gemm_tile(K, a, rsa, csa, 1, b1, ldb1, nr - 16, c + 16, ldc, e, i0, j0 + 16);
-        return;
-    }
-    /* rows past mr re-read the last row: their results are dropped */
+static inline __attribute__((always_inline)) void gemm_tile2_t(long K, const float *a, long rsa, long csa, int mr,
+                                                               const float *b0, long ldb0, const float *b1, long ldb1,
+                                                               int nr, float *c, long ldc, const be_epi *e, long i0,
+                                                               long j0, const int ROWS) {
+    /* rows past mr re-read the last row: their results are dropped; ROWS 3: a panel of at most 3 rows (the last
+     * of M = 32: 5 x 6 + 2) computes 3, at half the cost */
     const long o1 = rsa, o2 = (mr > 2 ? 2 : mr - 1) * rsa, o3 = (mr > 3 ? 3 : mr - 1) * rsa;
     const long o4 = (mr > 4 ? 4 : mr - 1) * rsa, o5 = (mr > 5 ? 5 : mr - 1) * rsa;
     __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
@@ -101,21 +99,36 @@ static void be_gemm_tile2(long K, const float *a, long rsa, long csa, int mr, co
         av = _mm512_set1_ps(ap[o2]);
         c20 = _mm512_fmadd_ps(av, v0, c20);
         c21 = _mm512_fmadd_ps(av, v1, c21);
-        av = _mm512_set1_ps(ap[o3]);
-        c30 = _mm512_fmadd_ps(av, v0, c30);
-        c31 = _mm512_fmadd_ps(av, v1, c31);
-        av = _mm512_set1_ps(ap[o4]);
-        c40 = _mm512_fmadd_ps(av, v0, c40);
-        c41 = _mm512_fmadd_ps(av, v1, c41);
-        av = _mm512_set1_ps(ap[o5]);
-        c50 = _mm512_fmadd_ps(av, v0, c50);
-        c51 = _mm512_fmadd_ps(av, v1, c51);
+        if (ROWS > 3) {
+            av = _mm512_set1_ps(ap[o3]);
+            c30 = _mm512_fmadd_ps(av, v0, c30);
+            c31 = _mm512_fmadd_ps(av, v1, c31);
+            av = _mm512_set1_ps(ap[o4]);
+            c40 = _mm512_fmadd_ps(av, v0, c40);
+            c41 = _mm512_fmadd_ps(av, v1, c41);
+            av = _mm512_set1_ps(ap[o5]);
+            c50 = _mm512_fmadd_ps(av, v0, c50);
+            c51 = _mm512_fmadd_ps(av, v1, c51);
+        }
         ap += csa, p0 += ldb0, p1 += ldb1;
     }
     const __m512 acc[6][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
-    for (int r = 0; r < mr; r++) {
-        be_epi16_store(c + r * ldc, acc[r][0], e, i0 + r, j0, 16);
-        be_epi16_store(c + r * ldc + 16, acc[r][1], e, i0 + r, j0 + 16, nr - 16);
+    for (int r = 0; r < ROWS; r++)
+        if (r < mr) {
+            be_epi16_store(c + r * ldc, acc[r][0], e, i0 + r, j0, 16);
+            be_epi16_store(c + r * ldc + 16, acc[r][1], e, i0 + r, j0 + 16, nr - 16);
+        }
+}
+
+static void be_gemm_tile2(long K, const float *a, long rsa, long csa, int mr, const float *b0, long ldb0,
+                          const float *b1, long ldb1, int nr, float *c, long ldc, const be_epi *e, long i0, long j0) {
+    if (mr == 1) {
+        be_gemm_tile(K, a, rsa, csa, 1, b0, ldb0, 16, c, ldc, e, i0, j0);
+        be_gemm_tile(K, a, rsa, csa, 1, b1, ldb1, nr - 16, c + 16, ldc, e, i0, j0 + 16);
+    } else if (mr <= 3) {
+        gemm_tile2_t(K, a, rsa, csa, mr, b0, ldb0, b1, ldb1, nr, c, ldc, e, i0, j0, 3);
+    } else {
+        gemm_tile2_t(K, a, rsa, csa, mr, b0, ldb0, b1, ldb1, nr, c, ldc, e, i0, j0, 6);
     }
 }
 
