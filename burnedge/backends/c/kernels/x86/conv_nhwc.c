@@ -28,6 +28,7 @@
 #ifdef BE_ISA_X86_AVX512F
 #include "x86_zmm_conv.h" /* 8-pixel row panels, 8x32 and 8x16 zmm tiles */
 #define NHWC_ROWS 8
+#define NHWC_PANELS 2
 #endif
 
 /* row iy of an NCHW image as NHWC pixels: d[ix*C + c] = s[c*hw + ix] */
