@@ -132,11 +132,12 @@ def test_gemm_threads(threads):
 @pytest.mark.parametrize(
     "c,m,hw,stride,batch",
     [(16, 32, (8, 8), 1, 1), (8, 40, (5, 5), 1, 2), (12, 48, (7, 7), 2, 1), (24, 16, (9, 6), 1, 1),
-     (5, 72, (3, 3), 1, 2), (32, 100, (12, 10), 2, 1), (16, 8, (6, 6), 1, 1)],
+     (5, 72, (3, 3), 1, 2), (16, 40, (5, 4), 1, 1), (32, 100, (12, 10), 2, 1), (16, 8, (6, 6), 1, 1)],
 )  # fmt: skip
 def test_nhwc_conv_tiles(c, m, hw, stride, batch):
     """3x3 (pixels at koff), 1x1 read in place (MODE 2) and strided (MODE 1 on one output row), NHWC and NCHW
-    outputs, an NHWC residual: pairs of panels, the odd panel, partial channel panels, panels of <= 4 pixels."""
+    outputs, an NHWC residual: pairs of panels, the odd panel, partial channel panels, last panels of 1-2, 3-4 and
+    5-7 pixels."""
     feeds = {"x": _rand(batch, c, *hw)}
     inits = {"wi": _rand(c, c, 1, 1, scale=0.3), "w3": _rand(m, c, 3, 3, scale=0.1), "b3": _rand(m),
              "w1": _rand(m, m, 1, 1, scale=0.2), "b1": _rand(m), "ws": _rand(m, m, 1, 1, scale=0.2),

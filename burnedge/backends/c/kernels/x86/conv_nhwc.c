@@ -79,7 +79,7 @@ static void transpose_row(const float *s, long hw, long C, long W, float *d) {
         } else {                                                                                                       \
             const int two = q->out_nhwc && qq + 1 < qb;                                                                \
             const int nr2 = two ? (int)(q->M - jc < 2 * BE_NR ? q->M - jc : 2 * BE_NR) : nr;                          \
-            const int shape = full ? (LIN ? 3 : 2) : mr <= 4 ? 1 : 0;                                                  \
+            const int shape = full ? (LIN ? 3 : 2) : ZT_SHAPE0(mr);                                                  \
             zmm_tile(q->K, koff, base, mr, b, b + BE_NR * q->K, nr2, c, ldc, &ep, i0, jc, st, act, shape, 1 + two);    \
             qq += two;                                                                                                 \
         }                                                                                                              \
@@ -123,7 +123,7 @@ static inline __attribute__((always_inline)) int lin_tile(const conv_job *q, con
         return 1;
     }
     const int two = qq + 1 < qb, nr2 = two ? (int)(M - jc < 2 * BE_NR ? M - jc : 2 * BE_NR) : nr;
-    zmm_tile(K, q->koff, base, mr, b, b + BE_NR * K, nr2, y + jc, M, ep, i0, jc, C, act, mr == 8 ? 3 : mr <= 4 ? 1 : 0,
+    zmm_tile(K, q->koff, base, mr, b, b + BE_NR * K, nr2, y + jc, M, ep, i0, jc, C, act, mr == 8 ? 3 : ZT_SHAPE0(mr),
              1 + two);
     return 1 + two;
 }

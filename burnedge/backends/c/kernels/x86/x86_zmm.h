@@ -129,9 +129,9 @@ static __attribute__((noinline)) void be_act_rows16(float *c, long ldc, int mr, 
 
 /* ---- GEMM: two B panels at once ------------------------------------------------------------------------------
  * Rows i0.. (mr of them, at a + r*rsa, k at k*csa) times the panels b0 (columns j0..j0+15, k at k*ldb0) and b1
- * (columns j0+16.., nr - 16 of them): 12 zmm accumulators (6 with at most 3 rows), per k one broadcast per row (folded into the FMA)
- * and two 16-float loads. gemm_loops.h calls it for every pair of panels (BE_GEMM_TILE2); one row goes through
- * the AVX2 tile, panel by panel (its four partial sums hide the FMA latency). */
+ * (columns j0+16.., nr - 16 of them): 12 zmm accumulators (6 with at most 3 rows), per k one broadcast per row
+ * (folded into the FMA) and two 16-float loads. gemm_loops.h calls it for every pair of panels (BE_GEMM_TILE2);
+ * one row goes through the AVX2 tile, panel by panel (its four partial sums hide the FMA latency). */
 #define BE_GEMM_TILE2 1
 
 static inline __attribute__((always_inline)) void gemm_tile2_t(long K, const float *a, long rsa, long csa, int mr,

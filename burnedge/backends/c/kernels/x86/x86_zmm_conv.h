@@ -1,8 +1,8 @@
 /* Internal to the x86 kernel set: the AVX-512F NHWC implicit-GEMM tiles of conv_nhwc.c (BE_ISA_X86_AVX512F).
  *
  * A tile is 8 output pixels x 32 channels (two 16-wide weight panels, 16 zmm accumulators) or 8 x 16 (one panel,
- * the odd last one or an NCHW output through the tile buffer); a last row panel of at most 4 pixels computes only
- * 4 rows. Per k: one 16-float load per panel and one broadcast per pixel (folded into the FMA), the pixels at
+ * the odd last one or an NCHW output through the tile buffer); a last row panel of at most 4 (2) pixels computes
+ * only 4 (2) rows. Per k: one 16-float load per panel and one broadcast per pixel (folded into the FMA), the pixels at
  * base[r] + koff[k] (MODE 0), base[0] + r*st + koff[k] (MODE 1: a full panel on one output row) or
  * base[0] + r*st + k (MODE 2: a 1x1 conv read in place). Every output is one FMA chain in k order started from the
  * bias in the fast epilogue (act >= 0), as in x86_conv_tile.h. The tiles are kept out of line (zmm_tile), one
@@ -57,8 +57,10 @@ static inline __attribute__((always_inline)) void zmm_tile_t(long K, const int *
         const __m512 w0 = _mm512_loadu_ps(b0 + k * BE_NR), w1 = NP == 2 ? _mm512_loadu_ps(b1 + k * BE_NR) : w0;
         ZT_FMA(0);
         ZT_FMA(1);
-        ZT_FMA(2);
-        ZT_FMA(3);
+        if (ROWS > 2) {
+            ZT_FMA(2);
+            ZT_FMA(3);
+        }
         if (ROWS > 4) {
             ZT_FMA(4);
             ZT_FMA(5);
@@ -74,12 +76,15 @@ static inline __attribute__((always_inline)) void zmm_tile_t(long K, const int *
         }
 }
 
-/* shape: 0 = MODE 0 with 8 rows, 1 = MODE 0 with 4 rows (mr <= 4), 2 = MODE 1, 3 = MODE 2 */
+/* shape: 0 = MODE 0 with 8 rows, 1 = MODE 0 with 4 rows (mr <= 4), 2 = MODE 1, 3 = MODE 2, 4 = MODE 0 with 2 rows
+ * (mr <= 2: the last pixel of a 7x7 or 3x3 plane) */
+#define ZT_SHAPE0(mr) ((mr) <= 2 ? 4 : (mr) <= 4 ? 1 : 0)
 #define ZT_SHAPES(ACT, NP)                                                                                             \
     switch (shape) {                                                                                                   \
     case 0: zmm_tile_t(K, koff, base, mr, b0, b1, nr, c, ldc, e, i0, j0, st, ACT, 0, NP, 8); return;                  \
     case 1: zmm_tile_t(K, koff, base, mr, b0, b1, nr, c, ldc, e, i0, j0, st, ACT, 0, NP, 4); return;                  \
     case 2: zmm_tile_t(K, koff, base, mr, b0, b1, nr, c, ldc, e, i0, j0, st, ACT, 1, NP, 8); return;                  \
+    case 4: zmm_tile_t(K, koff, base, mr, b0, b1, nr, c, ldc, e, i0, j0, st, ACT, 0, NP, 2); return;                  \
     default: zmm_tile_t(K, koff, base, mr, b0, b1, nr, c, ldc, e, i0, j0, st, ACT, 2, NP, 8); return;                 \
     }
 #define ZT_ACTS(NP)                                                                                                    \
