@@ -154,6 +154,20 @@ def test_nhwc_conv_tiles(c, m, hw, stride, batch):
         _check(nodes, feeds, ["y"], inits, threads=2)
 
 
+@pytest.mark.parametrize("hw", [(2, 5), (3, 9), (3, 7), (5, 3), (1, 1)])  # last panels of 2, 3, 5, 7 and 1 pixels
+def test_nhwc_conv_pixel_tails(hw):
+    feeds = {"x": _rand(2, 8, *hw)}
+    inits = {"wi": _rand(8, 8, 1, 1, scale=0.3), "w3": _rand(40, 8, 3, 3, scale=0.2), "b3": _rand(40),
+             "w1": _rand(56, 40, 1, 1, scale=0.2), "wo": _rand(3, 56, 1, 1, scale=0.3)}  # fmt: skip
+    nodes = [
+        _fconv("xi", "x", "wi", ""),
+        _fconv("a", "xi", "w3", "b3", pads=[1, 1, 1, 1], act="Relu"),
+        _fconv("p", "a", "w1", "", act="HardSigmoid", params=(0.2, 0.5)),
+        _fconv("y", "p", "wo", ""),
+    ]
+    _check(nodes, feeds, ["y"], inits)
+
+
 @pytest.mark.parametrize("act,params", ACTS)
 def test_nhwc_conv_epilogues(act, params):
     feeds = {"x": _rand(1, 8, 6, 7)}
