@@ -113,20 +113,6 @@ static inline __attribute__((always_inline)) void be_epi16_store(float *y, __m51
     for (int k = 0; k < n; k++) y[k] = be_activate(t[k], e->act, e->p0, e->p1);
 }
 
-/* the sigmoid, tanh or GELU of rows r < mr, columns < nr (<= 32) of a stored tile, in place: a loop of
- * independent vectors, which the core overlaps (applied row by row in the tile's epilogue, the exp's long
- * dependency chains stalled it) */
-static __attribute__((noinline)) void be_act_rows16(float *c, long ldc, int mr, int nr, int act) {
-    const int n0 = nr < 16 ? nr : 16, n1 = nr - n0;
-    const __mmask16 m0 = be_mask16(n0), m1 = be_mask16(n1 > 0 ? n1 : 0);
-    for (int r = 0; r < mr; r++) {
-        float *y = c + r * ldc;
-        const __m512 v0 = _mm512_maskz_loadu_ps(m0, y), v1 = _mm512_maskz_loadu_ps(m1, y + 16);
-        _mm512_mask_storeu_ps(y, m0, be_act16(v0, act, 0.0f, 0.0f));
-        if (n1 > 0) _mm512_mask_storeu_ps(y + 16, m1, be_act16(v1, act, 0.0f, 0.0f));
-    }
-}
-
 /* ---- GEMM: two B panels at once ------------------------------------------------------------------------------
  * Rows i0.. (mr of them, at a + r*rsa, k at k*csa) times the panels b0 (columns j0..j0+15, k at k*ldb0) and b1
  * (columns j0+16.., nr - 16 of them): 12 zmm accumulators (6 with at most 3 rows), per k one broadcast per row
@@ -171,17 +157,6 @@ static inline __attribute__((always_inline)) void gemm_tile2_t(long K, const flo
         ap += csa, p0 += ldb0, p1 += ldb1;
     }
     const __m512 acc[6][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
-    if (e->act >= BE_ACT_SIGMOID && be_vec_act(e->act)) { /* the exp-based ones: a pass of its own, below */
-        be_epi pre = *e;
-        pre.act = BE_ACT_NONE;
-        for (int r = 0; r < ROWS; r++)
-            if (r < mr) {
-                be_epi16_store(c + r * ldc, acc[r][0], &pre, i0 + r, j0, 16);
-                be_epi16_store(c + r * ldc + 16, acc[r][1], &pre, i0 + r, j0 + 16, nr - 16);
-            }
-        be_act_rows16(c, ldc, mr, nr, e->act);
-        return;
-    }
     for (int r = 0; r < ROWS; r++)
         if (r < mr) {
             be_epi16_store(c + r * ldc, acc[r][0], e, i0 + r, j0, 16);
