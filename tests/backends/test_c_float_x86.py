@@ -225,3 +225,22 @@ def test_depthwise_strided_in_place(c, hw, k, dil, act, params):
         _fconv("y", "d", "wo", ""),
     ]
     _check(nodes, feeds, ["y"], inits)
+
+
+# -- Winograd: jobs of up to 4 row panels (24 patches) per weight load ------------------------------------------
+@pytest.mark.parametrize("hw,m", [((8, 8), 40), ((10, 10), 32), ((9, 13), 48), ((16, 12), 24)])
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_winograd_groups(hw, m, threads):
+    """16, 25, 35 and 48 patches: groups of 3, 4 + 1, 4 + 2 (the last 11 patches) and 4 + 4 row panels with one
+    thread, half that with two, single panels with four; column tails; an NHWC input and output, then an NCHW one"""
+    c = 32
+    feeds = {"x": _rand(2, c, *hw)}
+    inits = {"wi": _rand(c, c, 1, 1, scale=0.3), "w": _rand(m, c, 3, 3, scale=0.1), "b": _rand(m),
+             "w2": _rand(m, m, 3, 3, scale=0.1), "wo": _rand(4, m, 1, 1, scale=0.3)}  # fmt: skip
+    nodes = [
+        _fconv("xi", "x", "wi", ""),
+        _fconv("a", "xi", "w", "b", pads=[1, 1, 1, 1], act="Relu"),
+        _fconv("y", "a", "w2", "b", res="a", pads=[1, 1, 1, 1], act="Clip", params=(-1.0, 1.0)),  # NCHW out
+        _fconv("yo", "y", "wo", ""),
+    ]
+    _check(nodes, feeds, ["y", "yo"], inits, threads=threads)
