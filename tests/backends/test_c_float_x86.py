@@ -1,7 +1,8 @@
 """The x86 float kernels' AVX-512F path (BE_ISA_X86_AVX512F: x86_zmm.h, x86_zmm_conv.h, x86_zmm_dw.h) against the
 numpy reference: the GEMM's two-panel 6x32 tile (row, column and K tails, a runtime B, every epilogue), the NHWC
-conv's 8x32 / 8x16 tiles (channel and pixel tails, 1x1 read in place, strides, NCHW outputs, every epilogue) and
-channels-last depthwise on 16 channels (channel tails, strides, dilation, padding, the in-place strided path).
+conv's 8x32 / 8x16 tiles (channel and pixel tails, 1x1 read in place, strides, NCHW outputs, every epilogue),
+channels-last depthwise on 16 channels (channel tails, strides, dilation, padding, the in-place strided path) and
+the Winograd product.
 On a machine without AVX-512 the same cases run the AVX2 code (still checked); the test that the zmm code is
 really compiled and taken is skipped there, with the reason."""
 
@@ -227,12 +228,12 @@ def test_depthwise_strided_in_place(c, hw, k, dil, act, params):
     _check(nodes, feeds, ["y"], inits)
 
 
-# -- Winograd: jobs of up to 4 row panels (24 patches) per weight load ------------------------------------------
+# -- Winograd: the 16 products on zmm ---------------------------------------------------------------------------
 @pytest.mark.parametrize("hw,m", [((8, 8), 40), ((10, 10), 32), ((9, 13), 48), ((16, 12), 24)])
-@pytest.mark.parametrize("threads", [1, 2, 4])
-def test_winograd_groups(hw, m, threads):
-    """16, 25, 35 and 48 patches: groups of 3, 4 + 1, 4 + 2 (the last 11 patches) and 4 + 4 row panels with one
-    thread, half that with two, single panels with four; column tails; an NHWC input and output, then an NCHW one"""
+@pytest.mark.parametrize("threads", [1, 2])
+def test_winograd(hw, m, threads):
+    """16, 25, 35 and 48 patches (last row panels of 4, 1, 5 and 6), column tails, an NHWC input and output, then an
+    NCHW one"""
     c = 32
     feeds = {"x": _rand(2, c, *hw)}
     inits = {"wi": _rand(c, c, 1, 1, scale=0.3), "w": _rand(m, c, 3, 3, scale=0.1), "b": _rand(m),

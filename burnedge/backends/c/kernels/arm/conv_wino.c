@@ -28,7 +28,7 @@
             for (int i = 0; i < 4; i++)                                                                                \
                 for (int j = 0; j < 4; j++) d[i * 4 + j] = vld1q_f32(base + (i * wp + j) * C + h);                     \
             WINO_IN(float32x4_t, vaddq_f32, vsubq_f32);                                                                \
-            for (int xi_ = 0; xi_ < 16; xi_++) vst1q_f32(vb + (xi_ * w->rt + r) * C + h, v[xi_]);                      \
+            for (int xi_ = 0; xi_ < 16; xi_++) vst1q_f32(vb + (xi_ * BE_MR + r) * C + h, v[xi_]);                      \
         }                                                                                                              \
         continue;                                                                                                      \
     }
@@ -38,7 +38,7 @@
     if (!w->portable) {                                                                                                \
         for (int u = 0; u < n; u += 4) {                                                                               \
             float32x4_t m[16], y[4];                                                                                   \
-            for (int xi_ = 0; xi_ < 16; xi_++) m[xi_] = vld1q_f32(mb + (xi_ * w->rt + r) * BE_NR + h + u);             \
+            for (int xi_ = 0; xi_ < 16; xi_++) m[xi_] = vld1q_f32(mb + (xi_ * BE_MR + r) * BE_NR + h + u);             \
             WINO_OUT(float32x4_t, vaddq_f32, vsubq_f32);                                                               \
             for (int a = 0; a < 2; a++)                                                                                \
                 for (int b = 0; b < 2; b++) {                                                                          \

@@ -15,9 +15,7 @@
  *     order), then the output transform of each block and the epilogue (bias, residual, activation) through
  *     be_epi8_store; outputs past OH or OW are dropped.
  * Every output is the same sum in the same order whatever the thread count. NEON: the same steps on 4-float
- * vectors (conv_tile.h tile_neon). AVX-512 (x86, BE_ISA_X86_AVX512F): a job takes up to 4 panels (24 patches, in
- * the slices of the threads that do not run) and one zmm tile multiplies them all per weight load
- * (x86_zmm_conv.h wino_rows): with wide convs U no longer fits in L2, and each job streamed all of it.
+ * vectors (conv_tile.h tile_neon). AVX-512: the products on zmm (x86/conv_wino.c).
  */
 #include "conv.h"
 #include "conv_tile.h"

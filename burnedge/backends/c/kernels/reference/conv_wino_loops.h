@@ -43,21 +43,16 @@
 #define F_ADD(a, b) ((a) + (b))
 #define F_SUB(a, b) ((a) - (b))
 
-#ifndef WINO_MAX_GROUP /* row panels of BE_MR patches the set's product tile takes at once */
-#define WINO_MAX_GROUP 1
-#endif
-
 typedef struct {
     const float *xp, *upack;
     float *y, *slices;
     const be_epi *e;
     const be_conv_geo *g;
     long C, M, np, tx, tiles, mp, jobs, wp, hp, slice;
-    long group, rt, mg; /* row panels per job (WINO_MAX_GROUP), their patches (group * BE_MR), jobs per image */
     int out_nhwc, portable;
 } wino_call;
 
-/* the mr patches from panel p of image n on into v (16 x rt x C) */
+/* the 6 (mr) patches of panel p of image n into v (16 x 6 x C) */
 static void transform_in(const wino_call *w, const float *xi, long p, int mr, float *vb) {
     const long C = w->C, wp = w->wp;
     for (int r = 0; r < mr; r++) {
@@ -70,13 +65,13 @@ static void transform_in(const wino_call *w, const float *xi, long p, int mr, fl
                 for (int i = 0; i < 4; i++)
                     for (int j = 0; j < 4; j++) d[i * 4 + j] = base[(i * wp + j) * C + c + l];
                 WINO_IN(float, F_ADD, F_SUB);
-                for (int xi_ = 0; xi_ < 16; xi_++) vb[(xi_ * w->rt + r) * C + c + l] = v[xi_];
+                for (int xi_ = 0; xi_ < 16; xi_++) vb[(xi_ * BE_MR + r) * C + c + l] = v[xi_];
             }
         }
     }
 }
 
-/* the output blocks of the mr patches from panel p on, channels jc .. jc+nr-1, from mb (16 x rt x 16 raw products) */
+/* the output blocks of panel p, channels jc .. jc+nr-1, from mb (16 x 6 x 16 raw products) */
 static void transform_out(const wino_call *w, const be_epi *ep, float *yi, long p, int mr, long jc, int nr,
                           const float *mb) {
     const be_conv_geo *g = w->g;
@@ -90,7 +85,7 @@ static void transform_out(const wino_call *w, const be_epi *ep, float *yi, long 
             {
                 for (int l = 0; l < n; l++) {
                     float m[16], y[4];
-                    for (int xi_ = 0; xi_ < 16; xi_++) m[xi_] = mb[(xi_ * w->rt + r) * BE_NR + h + l];
+                    for (int xi_ = 0; xi_ < 16; xi_++) m[xi_] = mb[(xi_ * BE_MR + r) * BE_NR + h + l];
                     WINO_OUT(float, F_ADD, F_SUB);
                     for (int a = 0; a < 2; a++)
                         for (int b = 0; b < 2; b++) {
@@ -119,11 +114,11 @@ static void wino_jobs(void *ctx, int t, long lo, long hi) {
     const wino_call *w = ctx;
     const be_conv_geo *g = w->g;
     const long C = w->C, ohw = (long)g->OH * g->OW;
-    float *vb = w->slices + t * w->group * w->slice, *mb = vb + 16 * w->rt * C; /* a group: its threads' slices */
+    float *vb = w->slices + t * w->slice, *mb = vb + 16 * BE_MR * C;
     WINO_LOCALS()
     for (long job = lo; job < hi; job++) {
-        const long n = job / w->mg, p = job % w->mg * w->group;
-        const int mr = (int)(w->tiles - p * BE_MR < w->rt ? w->tiles - p * BE_MR : w->rt);
+        const long n = job / w->mp, p = job % w->mp;
+        const int mr = (int)(w->tiles - p * BE_MR < BE_MR ? w->tiles - p * BE_MR : BE_MR);
         transform_in(w, w->xp + n * w->hp * w->wp * C, p, mr, vb);
         be_epi ep = *w->e;
         if (ep.add1) ep.add1 += n * w->M * ohw;
@@ -133,15 +128,14 @@ static void wino_jobs(void *ctx, int t, long lo, long hi) {
             const int nr = (int)(w->M - jc < BE_NR ? w->M - jc : BE_NR);
             WINO_PANEL_VEC()
             for (int xi_ = 0; xi_ < 16; xi_++) {
-                const float *a = vb + xi_ * w->rt * C, *b = w->upack + (xi_ * w->np + q) * BE_NR * C;
-                const float *base[8] = {a, a + C, a + 2 * C, a + 3 * C, a + 4 * C, a + 5 * C, a, a}; /* group 1 */
-                (void)base;
+                const float *a = vb + xi_ * BE_MR * C, *b = w->upack + (xi_ * w->np + q) * BE_NR * C;
+                const float *base[8] = {a, a + C, a + 2 * C, a + 3 * C, a + 4 * C, a + 5 * C, a, a};
                 WINO_PRODUCT_VEC()
                 for (int r = 0; r < mr; r++) /* portable: row by row, k the identity */
                     for (int j = 0; j < BE_NR; j++) {
                         float acc = 0.0f;
-                        for (long k = 0; k < C; k++) acc += a[r * C + k] * b[k * BE_NR + j];
-                        mb[(xi_ * w->rt + r) * BE_NR + j] = acc;
+                        for (long k = 0; k < C; k++) acc += base[r][k] * b[k * BE_NR + j];
+                        mb[(xi_ * BE_MR + r) * BE_NR + j] = acc;
                     }
             }
             transform_out(w, &ep, yi, p, mr, jc, nr, mb);
@@ -154,20 +148,13 @@ static void wino(const float *x, const float *upack, float *y, const be_epi *e, 
     wino_call w = {.upack = upack, .y = y, .e = e, .g = g, .C = g->C, .M = g->M, .portable = portable};
     w.out_nhwc = (flags & BE_OUT_NHWC) != 0;
     w.np = (w.M + BE_NR - 1) / BE_NR, w.tx = (g->OW + 1) / 2, w.tiles = w.tx * ((g->OH + 1) / 2);
-    w.mp = (w.tiles + BE_MR - 1) / BE_MR;
+    w.mp = (w.tiles + BE_MR - 1) / BE_MR, w.jobs = (long)g->N * w.mp;
     w.hp = be_conv_wino_hp(g), w.wp = be_conv_wino_wp(g), w.slice = be_conv_wino_slice(g);
     const long img = w.hp * w.wp * w.C;
     for (int n = 0; n < g->N; n++)
         be_nhwc_pad_image(x + n * w.C * g->H * g->W, flags & BE_IN_NHWC, g, w.hp, w.wp, scratch + n * img);
     w.xp = scratch, w.slices = scratch + (g->N * img + 15) / 16 * 16;
     int nt = threads < BE_DENSE_MAX_THREADS ? threads : BE_DENSE_MAX_THREADS;
-    /* row panels per job: what the set's product tile takes at once (WINO_MAX_GROUP), in the slices of the threads
-     * that do not run (the weights of a panel then meet group x BE_MR patches per read) */
-    w.group = portable ? 1 : BE_DENSE_MAX_THREADS / (nt < 1 ? 1 : nt);
-    if (w.group > WINO_MAX_GROUP) w.group = WINO_MAX_GROUP;
-    if (w.group > w.mp) w.group = w.mp;
-    if (w.group < 1) w.group = 1;
-    w.rt = w.group * BE_MR, w.mg = (w.mp + w.group - 1) / w.group, w.jobs = (long)g->N * w.mg;
     if (nt > w.jobs) nt = (int)w.jobs;
     be_parallel(nt, w.jobs, wino_jobs, &w);
 }

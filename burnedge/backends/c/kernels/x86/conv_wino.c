@@ -15,9 +15,9 @@
  *     order), then the output transform of each block and the epilogue (bias, residual, activation) through
  *     be_epi8_store; outputs past OH or OW are dropped.
  * Every output is the same sum in the same order whatever the thread count. NEON: the same steps on 4-float
- * vectors (conv_tile.h tile_neon). AVX-512 (x86, BE_ISA_X86_AVX512F): a job takes up to 4 panels (24 patches, in
- * the slices of the threads that do not run) and one zmm tile multiplies them all per weight load
- * (x86_zmm_conv.h wino_rows): with wide convs U no longer fits in L2, and each job streamed all of it.
+ * vectors (conv_tile.h tile_neon). AVX-512 (BE_ISA_X86_AVX512F): the 16 products on zmm, 6 accumulators
+ * (x86_zmm_conv.h wino_rows; measured: jobs of 2-4 row panels per weight load were slower, their transforms
+ * outgrow L1).
  */
 #include "conv.h"
 #include "x86_conv_tile.h"
@@ -29,7 +29,7 @@
         for (int i = 0; i < 4; i++)                                                                                    \
             for (int j = 0; j < 4; j++) d[i * 4 + j] = _mm256_loadu_ps(base + (i * wp + j) * C + c);                   \
         WINO_IN(__m256, _mm256_add_ps, _mm256_sub_ps);                                                                 \
-        for (int xi_ = 0; xi_ < 16; xi_++) _mm256_storeu_ps(vb + (xi_ * w->rt + r) * C + c, v[xi_]);                   \
+        for (int xi_ = 0; xi_ < 16; xi_++) _mm256_storeu_ps(vb + (xi_ * BE_MR + r) * C + c, v[xi_]);                   \
         continue;                                                                                                      \
     }
 
@@ -37,7 +37,7 @@
 #define WINO_OUT_VEC()                                                                                                 \
     if (!w->portable) {                                                                                                \
         __m256 m[16], y[4];                                                                                            \
-        for (int xi_ = 0; xi_ < 16; xi_++) m[xi_] = _mm256_loadu_ps(mb + (xi_ * w->rt + r) * BE_NR + h);               \
+        for (int xi_ = 0; xi_ < 16; xi_++) m[xi_] = _mm256_loadu_ps(mb + (xi_ * BE_MR + r) * BE_NR + h);               \
         WINO_OUT(__m256, _mm256_add_ps, _mm256_sub_ps);                                                                \
         for (int a = 0; a < 2; a++)                                                                                    \
             for (int b = 0; b < 2; b++) {                                                                              \
@@ -55,19 +55,18 @@
 #define WINO_PANEL_VEC()
 
 #ifdef BE_ISA_X86_AVX512F
-#include "x86_zmm_conv.h" /* wino_rows: up to 4 row panels (24 patches) per weight load */
-#define WINO_MAX_GROUP 4
-/* product xi_ of panel q: the zmm tile over the job's patches (continue), else the portable loop */
+#include "x86_zmm_conv.h" /* wino_rows: the 6 patches x 16 channels on zmm */
+/* product xi_ of panel q: the zmm tile (continue), else the portable loop */
 #define WINO_PRODUCT_VEC()                                                                                             \
-    if (!w->portable) {                                                                                                \
-        wino_rows(C, a, b, mb + xi_ * w->rt * BE_NR, (mr + BE_MR - 1) / BE_MR * BE_MR);                                \
+    if (!w->portable) { /* rows past mr hold stale patches: computed, never stored */                                  \
+        wino_rows(C, a, b, mb + xi_ * BE_MR * BE_NR);                                                                  \
         continue;                                                                                                      \
     }
 #else
 /* product xi_ of panel q: a vector tile (continue), else the portable loop */
 #define WINO_PRODUCT_VEC()                                                                                             \
     if (!w->portable) { /* rows past mr hold stale patches: computed, never stored */                                  \
-        tile_avx2(C, 0, base, BE_MR, b, BE_NR, mb + xi_ * w->rt * BE_NR, BE_NR, &none, 0, 0, BE_ACT_NONE,              \
+        tile_avx2(C, 0, base, BE_MR, b, BE_NR, mb + xi_ * BE_MR * BE_NR, BE_NR, &none, 0, 0, BE_ACT_NONE,              \
                   C, 2, 6);                                                                                            \
         continue;                                                                                                      \
     }

@@ -1,4 +1,5 @@
-/* Internal to the x86 kernel set: the AVX-512F NHWC implicit-GEMM tiles of conv_nhwc.c (BE_ISA_X86_AVX512F).
+/* Internal to the x86 kernel set: the AVX-512F NHWC implicit-GEMM tiles of conv_nhwc.c and the Winograd product of
+ * conv_wino.c (BE_ISA_X86_AVX512F).
  *
  * A tile is 8 output pixels x 32 channels (two 16-wide weight panels, 16 zmm accumulators) or 8 x 16 (one panel,
  * the odd last one or an NCHW output through the tile buffer); a last row panel of at most 4 (2) pixels computes
@@ -107,40 +108,28 @@ static __attribute__((noinline)) void zmm_tile(long K, const int *koff, const fl
     }
 }
 
-/* ---- the Winograd product of conv_wino.c (WINO_MAX_GROUP row panels of 6 patches at once) --------------------
- * ROWS patches (row r at a + r*C, k < C) times one 16-wide panel b (k at b + k*16) into m (row r at m + r*16): up
- * to 24 zmm accumulators, so each weight vector loaded meets 24 patches instead of 6 (the weights of a wide conv
- * do not stay in L2 from one row panel to the next). One FMA chain per output in k order. */
-static inline __attribute__((always_inline)) void wino_rows_t(long C, const float *a, const float *b, float *m,
-                                                              const int ROWS) {
-    __m512 s[24];
-    const float *q[8]; /* rows 3g, 3g+1, 3g+2 at q[g], q[g] + C, q[g] + 2C: base + index * scale addressing */
-#pragma GCC unroll 8
-    for (int g = 0; g < ROWS / 3; g++) q[g] = a + 3 * g * C;
-#pragma GCC unroll 24
-    for (int r = 0; r < ROWS; r++) s[r] = _mm512_setzero_ps();
-    for (long k = 0; k < C; k++) {
+/* ---- the Winograd product of conv_wino.c ------------------------------------------------------------------
+ * 6 patches (row r at a + r*C, k < C) times one 16-wide panel b (k at b + k*16) into m (row r at m + r*16): 6 zmm
+ * accumulators, the rows addressed from two pointers and C (base + index * scale), one FMA chain per output in k
+ * order. Out of line: one copy for the 16 products of every panel. */
+static __attribute__((noinline)) void wino_rows(long C, const float *a, const float *b, float *m) {
+    const float *q0 = a, *q1 = a + 3 * C; /* rows 0-2 at q0, q0 + C, q0 + 2C; rows 3-5 at q1 likewise */
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0;
+    for (long k = 0; k < C; k++, q0++, q1++) {
         const __m512 w = _mm512_loadu_ps(b + k * BE_NR);
-#pragma GCC unroll 8
-        for (int g = 0; g < ROWS / 3; g++) {
-            s[3 * g] = _mm512_fmadd_ps(_mm512_set1_ps(q[g][0]), w, s[3 * g]);
-            s[3 * g + 1] = _mm512_fmadd_ps(_mm512_set1_ps(q[g][C]), w, s[3 * g + 1]);
-            s[3 * g + 2] = _mm512_fmadd_ps(_mm512_set1_ps(q[g][2 * C]), w, s[3 * g + 2]);
-            q[g]++;
-        }
+        s0 = _mm512_fmadd_ps(_mm512_set1_ps(q0[0]), w, s0);
+        s1 = _mm512_fmadd_ps(_mm512_set1_ps(q0[C]), w, s1);
+        s2 = _mm512_fmadd_ps(_mm512_set1_ps(q0[2 * C]), w, s2);
+        s3 = _mm512_fmadd_ps(_mm512_set1_ps(q1[0]), w, s3);
+        s4 = _mm512_fmadd_ps(_mm512_set1_ps(q1[C]), w, s4);
+        s5 = _mm512_fmadd_ps(_mm512_set1_ps(q1[2 * C]), w, s5);
     }
-#pragma GCC unroll 24
-    for (int r = 0; r < ROWS; r++) _mm512_storeu_ps(m + r * BE_NR, s[r]);
-}
-
-/* rows: 6, 12, 18 or 24 (rows past the job's patches hold stale ones: computed, never stored) */
-static __attribute__((noinline)) void wino_rows(long C, const float *a, const float *b, float *m, int rows) {
-    switch (rows) {
-    case 6: wino_rows_t(C, a, b, m, 6); return;
-    case 12: wino_rows_t(C, a, b, m, 12); return;
-    case 18: wino_rows_t(C, a, b, m, 18); return;
-    default: wino_rows_t(C, a, b, m, 24); return;
-    }
+    _mm512_storeu_ps(m, s0);
+    _mm512_storeu_ps(m + BE_NR, s1);
+    _mm512_storeu_ps(m + 2 * BE_NR, s2);
+    _mm512_storeu_ps(m + 3 * BE_NR, s3);
+    _mm512_storeu_ps(m + 4 * BE_NR, s4);
+    _mm512_storeu_ps(m + 5 * BE_NR, s5);
 }
 
 #endif
