@@ -78,7 +78,7 @@ def test_host_library_takes_the_zmm_path(tmp_path):
     tc = build.host_toolchain()
     assert "x86" in tc.sets()
     lib = build.kernel_library(tc)
-    members = ["gemm.o", "conv_nhwc.o", "conv_dw_nhwc.o"]
+    members = ["gemm.o", "conv_nhwc.o", "conv_dw_nhwc.o", "conv_wino.o"]
     subprocess.run(["ar", "x", str(lib), *members], cwd=tmp_path, check=True)
     for m in members:
         asm = subprocess.run(["objdump", "-d", m], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
