@@ -83,7 +83,7 @@ def test_host_library_takes_the_zmm_path(tmp_path):
     for m in members:
         asm = subprocess.run(["objdump", "-d", m], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
         fmas = [line for line in asm.splitlines() if "vfmadd" in line and "%zmm" in line]
-        assert len(fmas) >= 8, f"{m}: no zmm FMAs: the AVX-512F tiles were not compiled"
+        assert len(fmas) >= 6, f"{m}: no zmm FMAs: the AVX-512F tiles were not compiled"
     syms = subprocess.run(["nm", "conv_nhwc.o"], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
     assert "zmm_tile" in syms
 
