@@ -66,7 +66,7 @@ static void transpose_row(const float *s, long hw, long C, long W, float *d) {
 
 #ifdef BE_ISA_X86_AVX512F
 /* one tile of run_jobs (conv_nhwc_jobs.h; its locals), AVX-512: with more than 8 out channels two column panels
- * at a time (8x32) when the output is NHWC, else one (8x16); a last panel of at most 4 pixels computes 4 rows */
+ * at a time (8x32), the odd one alone (8x16); a last panel of at most 4 (2) pixels computes 4 (2) rows */
 #define NHWC_TILE()                                                                                                    \
     do {                                                                                                               \
         if (act == -2) {                                                                                               \
@@ -77,10 +77,21 @@ static void transpose_row(const float *s, long hw, long C, long W, float *d) {
             else                                                                                                       \
                 tile8_avx2(q->K, koff, base, mr, b, nr, c, ldc, &ep, i0, jc, act, st, 0);                              \
         } else {                                                                                                       \
-            const int two = q->out_nhwc && qq + 1 < qb;                                                                \
+            const int two = qq + 1 < qb;                                                                               \
             const int nr2 = two ? (int)(q->M - jc < 2 * BE_NR ? q->M - jc : 2 * BE_NR) : nr;                          \
             const int shape = full ? (LIN ? 3 : 2) : ZT_SHAPE0(mr);                                                  \
-            zmm_tile(q->K, koff, base, mr, b, b + BE_NR * q->K, nr2, c, ldc, &ep, i0, jc, st, act, shape, 1 + two);    \
+            if (two && !q->out_nhwc) { /* NCHW: through a 8x32 buffer; the first panel on to tbuf, as one tile's */   \
+                float t2[8 * 2 * BE_NR];                                                                               \
+                zmm_tile(q->K, koff, base, mr, b, b + BE_NR * q->K, nr2, t2, 2 * BE_NR, &ep, i0, jc, st, act, shape,   \
+                         2);                                                                                           \
+                for (int r = 0; r < mr; r++)                                                                           \
+                    for (int j = 0; j < BE_NR; j++) tbuf[r * BE_NR + j] = t2[r * 2 * BE_NR + j];                       \
+                for (int j = BE_NR; j < nr2; j++)                                                                      \
+                    for (int r = 0; r < mr; r++) yi[(jc + j) * q->ohw + i0 + r] = t2[r * 2 * BE_NR + j];               \
+            } else {                                                                                                   \
+                zmm_tile(q->K, koff, base, mr, b, b + BE_NR * q->K, nr2, c, ldc, &ep, i0, jc, st, act, shape,          \
+                         1 + two);                                                                                     \
+            }                                                                                                          \
             qq += two;                                                                                                 \
         }                                                                                                              \
     } while (0)
