@@ -6,6 +6,13 @@
 #include "conv_nhwc_jobs.h"
 #include "workers.h"
 
+#ifndef NHWC_ROWS /* pixels per row panel with more than 8 out channels: the set's tile height (at most 8) */
+#define NHWC_ROWS BE_MR
+#endif
+#ifndef NHWC_PANELS /* column panels per job on small planes: as many as the set's widest tile takes */
+#define NHWC_PANELS 1
+#endif
+
 typedef struct {
     const conv_job *q;
     const be_conv_geo *g;
@@ -40,14 +47,14 @@ static void conv_nhwc(const float *x, const float *wpack, float *y, const be_epi
             for (int c = 0; c < g->C; c++, k++) koff[k] = (int)(tap + c);
         }
     q.koff = koff, q.slices = s + (q.K + 15) / 16 * 16, q.slice = 8 * BE_NR;
-    q.rows = q.M <= 8 ? 8 : BE_MR;
+    q.rows = q.M <= 8 ? 8 : NHWC_ROWS;
     q.mp = (q.ohw + q.rows - 1) / q.rows, q.np = (q.M + BE_NR - 1) / BE_NR;
     int nt = threads < BE_DENSE_MAX_THREADS ? threads : BE_DENSE_MAX_THREADS;
     if ((double)g->N * q.ohw * q.M * q.K < 200000.0) nt = 1;
     /* jobs: (image, row panel, block of column panels); blocks only when row panels cannot feed the threads */
     q.ncb = 1, q.pmajor = q.mp <= 16 && q.np > 1;
-    if (q.pmajor) /* a weight panel meets every row panel while it is in L1 */
-        q.ncb = q.np;
+    if (q.pmajor) /* a weight panel (or the set's tile's NHWC_PANELS of them) meets every row panel while in L1 */
+        q.ncb = (q.np + NHWC_PANELS - 1) / NHWC_PANELS;
     else if (nt > 1 && g->N * q.mp < 4 * nt)
         q.ncb = q.np < nt ? q.np : nt;
     q.jobs = g->N * q.mp * q.ncb;

@@ -15,7 +15,7 @@
  *     order), then the output transform of each block and the epilogue (bias, residual, activation) through
  *     be_epi8_store; outputs past OH or OW are dropped.
  * Every output is the same sum in the same order whatever the thread count. NEON: the same steps on 4-float
- * vectors (conv_tile.h tile_neon).
+ * vectors (conv_tile.h tile_neon). AVX-512: the products on zmm (x86/conv_wino.c).
  */
 #include "conv.h"
 #include "conv_tile.h"

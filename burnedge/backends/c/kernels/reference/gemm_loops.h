@@ -1,5 +1,6 @@
 /* Internal to the kernel sets: what every set's gemm.c shares (reference/gemm.c has the algorithm): B panel packing
- * and the job loop over tiles. A set's gemm.c defines be_gemm_tile, then includes this. */
+ * and the job loop over tiles. A set's gemm.c defines be_gemm_tile, then includes this; a set that also defines
+ * BE_GEMM_TILE2 and be_gemm_tile2 gets the panels of a job two at a time (an odd last one through be_gemm_tile). */
 #ifndef BURNEDGE_GEMM_LOOPS_H
 #define BURNEDGE_GEMM_LOOPS_H
 
@@ -47,8 +48,10 @@ static void gemm_jobs(void *ctx, int t, long lo, long hi) {
                 bp[q - q0] = g->b + j0;
                 ldb[q - q0] = g->rsb;
             } else {
-                bp[q - q0] = slice + (q - q0) * K * BE_NR;
-                be_gemm_pack_b(K, g->b, g->rsb, g->csb, j0, nr, slice + (q - q0) * K * BE_NR);
+                /* row-major B copies only its partial last panel: into the slice's first panel */
+                float *dst = slice + (g->csb == 1 ? 0 : q - q0) * K * BE_NR;
+                bp[q - q0] = dst;
+                be_gemm_pack_b(K, g->b, g->rsb, g->csb, j0, nr, dst);
             }
         }
         const long p0 = mp * mc / mchunks, p1 = mp * (mc + 1) / mchunks;
@@ -60,6 +63,15 @@ static void gemm_jobs(void *ctx, int t, long lo, long hi) {
             for (long q = q0; q < q1; q++) {
                 const long j0 = q * BE_NR;
                 const int nr = (int)(N - j0 < BE_NR ? N - j0 : BE_NR);
+#ifdef BE_GEMM_TILE2 /* the set's tile of two panels at once (x86 AVX-512: 6x32 on zmm) */
+                if (q + 1 < q1) {
+                    const int nr2 = (int)(N - j0 < 2 * BE_NR ? N - j0 : 2 * BE_NR);
+                    be_gemm_tile2(K, ap, ra, ca, mr, bp[q - q0], ldb[q - q0], bp[q + 1 - q0], ldb[q + 1 - q0], nr2,
+                                  g->c + i0 * g->ldc + j0, g->ldc, g->e, i0, j0);
+                    q++;
+                    continue;
+                }
+#endif
                 be_gemm_tile(K, ap, ra, ca, mr, bp[q - q0], ldb[q - q0], nr, g->c + i0 * g->ldc + j0, g->ldc, g->e,
                              i0, j0);
             }
@@ -72,6 +84,9 @@ void be_gemm_f32(long M, long N, long K, const float *a, long rsa, long csa, int
     if (M <= 0 || N <= 0) return;
     gemm_call g = {M, N, K, rsa, csa, rsb, csb, ldc, 0, 0, 0, 1, 0, a, b, c, scratch, e, a_packed, b_packed};
     g.np = (N + BE_NR - 1) / BE_NR, g.mp = (M + BE_MR - 1) / BE_MR, g.nb = be_gemm_nb(K);
+#ifdef BE_GEMM_TILE2 /* blocks of at least a pair when no panel but a partial last one is copied into scratch */
+    if (g.nb < 2 && (b_packed || csb == 1)) g.nb = 2;
+#endif
     const long blocks = (g.np + g.nb - 1) / g.nb;
     int nt = threads < BE_DENSE_MAX_THREADS ? threads : BE_DENSE_MAX_THREADS;
     if ((double)M * N * K < 200000.0) nt = 1; /* too small to pay for waking threads */

@@ -18,6 +18,7 @@
  *     resolved at compile time (other epilogues go through be_epi8_store); with an NCHW output the block is
  *     stored transposed.
  * x86, strided convs on large NHWC planes with C % 8 == 0: no band copy at all (band_direct, below).
+ * AVX-512 (BE_ISA_X86_AVX512F): the same loops 16 channels at a time (x86_zmm_dw.h), the last <= 8 on ymm.
  * Every output is the same sum in the same order whatever the thread count and band split. NEON: the same loops
  * on 4-float vectors, 8 channels at a time on aarch64 and 4 on armv7 (16 q registers).
  */
@@ -25,6 +26,12 @@
 #include "x86_dense.h"
 
 #include "conv_dw_nhwc_common.h"
+#ifdef BE_ISA_X86_AVX512F
+#include "x86_zmm_dw.h" /* chan16, rows3x3_16, direct16: 16 channels at a time on zmm */
+#define DW_ZMM 1
+#else
+#define DW_ZMM 0
+#endif
 
 /* stores n <= 8 outputs of pixel p, channels c.., with the epilogue; act < 0: the generic be_epi8_store */
 static inline __attribute__((always_inline)) void put8(float *out, __m256 v, const fast_epi *f, const be_epi *e,
@@ -145,7 +152,19 @@ static inline __attribute__((always_inline)) void band_avx2(const float *buf, lo
                                                             const int act) {
     const int taps = g->KH * g->KW, C = g->C;
     const int k3s1 = g->KH == 3 && g->KW == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1;
-    for (long c = 0; c < C; c += 8) {
+    long c = 0;
+#if DW_ZMM
+    for (; c + 16 <= c8; c += 16) { /* 16 channels while they lie in the padded count, then the 8-channel code */
+        const int n = C - c < 16 ? (int)(C - c) : 16;
+        if (k3s1 && g->OW >= 4)
+            rows3x3_16(buf, wp, c8, g, w, c, n, out, ldo, f, e, p0, p1, act);
+        else if (taps == 9)
+            chan16(buf, wp, c8, g, offs, taps, w, c, n, out, ldo, f, e, p0, p1, act, 9);
+        else
+            chan16(buf, wp, c8, g, offs, taps, w, c, n, out, ldo, f, e, p0, p1, act, 0);
+    }
+#endif
+    for (; c < C; c += 8) {
         const int n = C - c < 8 ? (int)(C - c) : 8;
         if (k3s1 && g->OW >= 4)
             rows3x3(buf, wp, c8, g, w, c, n, out, ldo, f, e, p0, p1, act);
@@ -192,7 +211,11 @@ static inline __attribute__((always_inline)) void band_direct(const float *x, co
     if (hi > OW) hi = OW;
     if (lo > hi) lo = hi;
     const int taps = g->KH * g->KW;
-    for (long c = 0; c < C; c += 8) {
+    long c0 = 0;
+#if DW_ZMM
+    for (; c0 + 16 <= C; c0 += 16) direct16(x, g, xo, w, out, ldo, f, e, oy0, rows, c0, lo, hi, act, TAPS);
+#endif
+    for (long c = c0; c < C; c += 8) {
         __m256 wv[TAPS > 0 ? TAPS : 1];
         for (int t = 0; t < TAPS; t++) wv[t] = _mm256_loadu_ps(w + t * C + c);
         for (long oy = oy0; oy < oy0 + rows; oy++) {

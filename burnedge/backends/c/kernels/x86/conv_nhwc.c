@@ -25,6 +25,11 @@
  */
 #include "conv.h"
 #include "x86_conv_tile.h"
+#ifdef BE_ISA_X86_AVX512F
+#include "x86_zmm_conv.h" /* 8-pixel row panels, 8x32 and 8x16 zmm tiles */
+#define NHWC_ROWS 8
+#define NHWC_PANELS 2
+#endif
 
 /* row iy of an NCHW image as NHWC pixels: d[ix*C + c] = s[c*hw + ix] */
 static void transpose_row(const float *s, long hw, long C, long W, float *d) {
@@ -59,6 +64,39 @@ static void transpose_row(const float *s, long hw, long C, long W, float *d) {
     }
 }
 
+#ifdef BE_ISA_X86_AVX512F
+/* one tile of run_jobs (conv_nhwc_jobs.h; its locals), AVX-512: with more than 8 out channels two column panels
+ * at a time (8x32), the odd one alone (8x16); a last panel of at most 4 (2) pixels computes 4 (2) rows */
+#define NHWC_TILE()                                                                                                    \
+    do {                                                                                                               \
+        if (act == -2) {                                                                                               \
+            tile_portable(q->K, koff, base, mr, b, nr, c, ldc, &ep, i0, jc);                                           \
+        } else if (q->M <= 8) {                                                                                        \
+            if (full)                                                                                                  \
+                tile8_avx2(q->K, koff, base, mr, b, nr, c, ldc, &ep, i0, jc, act, st, LIN ? 2 : 1);                    \
+            else                                                                                                       \
+                tile8_avx2(q->K, koff, base, mr, b, nr, c, ldc, &ep, i0, jc, act, st, 0);                              \
+        } else {                                                                                                       \
+            const int two = qq + 1 < qb;                                                                               \
+            const int nr2 = two ? (int)(q->M - jc < 2 * BE_NR ? q->M - jc : 2 * BE_NR) : nr;                          \
+            const int shape = full ? (LIN ? 3 : 2) : ZT_SHAPE0(mr);                                                  \
+            if (two && !q->out_nhwc) { /* NCHW: through a 8x32 buffer; the first panel on to tbuf, as one tile's */   \
+                float t2[8 * 2 * BE_NR];                                                                               \
+                zmm_tile(q->K, koff, base, mr, b, b + BE_NR * q->K, nr2, t2, 2 * BE_NR, &ep, i0, jc, st, act, shape,   \
+                         2);                                                                                           \
+                for (int r = 0; r < mr; r++)                                                                           \
+                    for (int j = 0; j < BE_NR; j++) tbuf[r * BE_NR + j] = t2[r * 2 * BE_NR + j];                       \
+                for (int j = BE_NR; j < nr2; j++)                                                                      \
+                    for (int r = 0; r < mr; r++) yi[(jc + j) * q->ohw + i0 + r] = t2[r * 2 * BE_NR + j];               \
+            } else {                                                                                                   \
+                zmm_tile(q->K, koff, base, mr, b, b + BE_NR * q->K, nr2, c, ldc, &ep, i0, jc, st, act, shape,          \
+                         1 + two);                                                                                     \
+            }                                                                                                          \
+            qq += two;                                                                                                 \
+        }                                                                                                              \
+    } while (0)
+
+#else
 /* one tile of run_jobs (conv_nhwc_jobs.h; its locals): the micro-kernel for the panel's shape and activation */
 #define NHWC_TILE()                                                                                                    \
     do {                                                                                                               \
@@ -76,12 +114,36 @@ static void transpose_row(const float *s, long hw, long C, long W, float *d) {
             tile_portable(q->K, koff, base, mr, b, nr, c, ldc, &ep, i0, jc);                                           \
     } while (0)
 
+#endif
+
 #include "conv_nhwc_jobs.h"
 
+#ifdef BE_ISA_X86_AVX512F
+/* one tile of a 1x1 conv read in place: rows i0.. (mr of them) at a (pixel i0 + r at a + r*C), column panel qq and,
+ * AVX-512, the next one too when it is in [.., qb): returns the panels done */
+static inline __attribute__((always_inline)) int lin_tile(const conv_job *q, const be_epi *ep, long C, const float *a,
+                                                          float *y, long i0, int mr, long qq, long qb, const int act) {
+    const long K = q->K, M = q->M, jc = qq * BE_NR;
+    const int nr = (int)(M - jc < BE_NR ? M - jc : BE_NR);
+    const float *b = q->wpack + qq * BE_NR * K;
+    const float *base[8] = {a, a, a, a, a, a, a, a}; /* MODE 2 reads base[0] only */
+    if (mr < 8)
+        for (int r = 1; r < mr; r++) base[r] = a + r * C; /* rows past mr: row 0 again, not stored */
+    if (M <= 8) {
+        tile8_avx2(K, q->koff, base, mr, b, nr, y + jc, M, ep, i0, jc, act, C, mr == 8 ? 2 : 0);
+        return 1;
+    }
+    const int two = qq + 1 < qb, nr2 = two ? (int)(M - jc < 2 * BE_NR ? M - jc : 2 * BE_NR) : nr;
+    zmm_tile(K, q->koff, base, mr, b, b + BE_NR * K, nr2, y + jc, M, ep, i0, jc, C, act, mr == 8 ? 3 : ZT_SHAPE0(mr),
+             1 + two);
+    return 1 + two;
+}
+
+#else
 /* one tile of a 1x1 conv read in place: rows i0.. (mr of them) at a (pixel i0 + r at a + r*C), column panel qq */
-static inline __attribute__((always_inline)) void lin_tile(const conv_job *q, const be_epi *ep, long C,
-                                                           const float *a, float *y, long i0, int mr, long qq,
-                                                           const int act) {
+static inline __attribute__((always_inline)) int lin_tile(const conv_job *q, const be_epi *ep, long C, const float *a,
+                                                          float *y, long i0, int mr, long qq, long qb, const int act) {
+    (void)qb;
     const int R = q->rows;
     const long K = q->K, M = q->M, jc = qq * BE_NR;
     const int nr = (int)(M - jc < BE_NR ? M - jc : BE_NR);
@@ -99,7 +161,10 @@ static inline __attribute__((always_inline)) void lin_tile(const conv_job *q, co
         tile_avx2(K, q->koff, base, mr, b, nr, y + jc, M, ep, i0, jc, act, C, 0, 3);
     else
         tile_avx2(K, q->koff, base, mr, b, nr, y + jc, M, ep, i0, jc, act, C, 0, 6);
+    return 1;
 }
+
+#endif
 
 /* A 1x1 conv read in place with an NHWC output (the pointwise convs of MobileNets): pixel i is row x + i*C of a
  * plain GEMM, so a job is a pointer step. Kept out of line with few live values, so that the compiler holds them
@@ -119,7 +184,7 @@ static __attribute__((noinline)) void run_lin(const conv_job *q, const be_epi *e
         const float *a = q->xp + (n * ohw + i0) * C;
         float *y = q->y + (n * ohw + i0) * M;
         const long qa = ncb == 1 ? 0 : np * cb / ncb, qb = ncb == 1 ? np : np * (cb + 1) / ncb;
-        for (long qq = qa; qq < qb; qq++) lin_tile(q, &ep, C, a, y, i0, mr, qq, act);
+        for (long qq = qa; qq < qb;) qq += lin_tile(q, &ep, C, a, y, i0, mr, qq, qb, act);
         const long n0 = n;
         if (q->pmajor) {
             if (++p == mp) p = 0, cb = cb + 1 == ncb ? (n++, 0) : cb + 1;

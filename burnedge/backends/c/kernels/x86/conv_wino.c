@@ -15,7 +15,9 @@
  *     order), then the output transform of each block and the epilogue (bias, residual, activation) through
  *     be_epi8_store; outputs past OH or OW are dropped.
  * Every output is the same sum in the same order whatever the thread count. NEON: the same steps on 4-float
- * vectors (conv_tile.h tile_neon).
+ * vectors (conv_tile.h tile_neon). AVX-512 (BE_ISA_X86_AVX512F): the 16 products on zmm, 6 accumulators
+ * (x86_zmm_conv.h wino_rows; measured: jobs of 2-4 row panels per weight load were slower, their transforms
+ * outgrow L1).
  */
 #include "conv.h"
 #include "x86_conv_tile.h"
@@ -52,6 +54,15 @@
 
 #define WINO_PANEL_VEC()
 
+#ifdef BE_ISA_X86_AVX512F
+#include "x86_zmm_conv.h" /* wino_rows: the 6 patches x 16 channels on zmm */
+/* product xi_ of panel q: the zmm tile (continue), else the portable loop */
+#define WINO_PRODUCT_VEC()                                                                                             \
+    if (!w->portable) { /* rows past mr hold stale patches: computed, never stored */                                  \
+        wino_rows(C, a, b, mb + xi_ * BE_MR * BE_NR);                                                                  \
+        continue;                                                                                                      \
+    }
+#else
 /* product xi_ of panel q: a vector tile (continue), else the portable loop */
 #define WINO_PRODUCT_VEC()                                                                                             \
     if (!w->portable) { /* rows past mr hold stale patches: computed, never stored */                                  \
@@ -59,5 +70,6 @@
                   C, 2, 6);                                                                                            \
         continue;                                                                                                      \
     }
+#endif
 
 #include "conv_wino_loops.h"

@@ -12,6 +12,7 @@
  *  4. The epilogue (alpha, bias/C, residual, activation) is applied to the accumulators in registers and the
  *     tile is stored once; partial tiles and transcendental activations go through a small tile buffer.
  * Jobs are distributed statically over at most BE_DENSE_MAX_THREADS threads.
+ * With AVX-512 (BE_ISA_X86_AVX512F) the panels of a job go two at a time through a 6x32 zmm tile (x86_zmm.h).
  */
 #include "gemm.h"
 #include "x86_dense.h"
@@ -89,4 +90,7 @@ void be_gemm_tile(long K, const float *a, long rsa, long csa, int mr, const floa
     }
 }
 
+#ifdef BE_ISA_X86_AVX512F
+#include "x86_zmm.h" /* be_gemm_tile2: two panels (6x32) on zmm */
+#endif
 #include "gemm_loops.h"
