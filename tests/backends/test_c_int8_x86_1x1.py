@@ -1,13 +1,13 @@
-"""The x86 channels-last 1x1 convs of few input channels at each ISA level, byte for byte against the int8 spec: on
-AVX-512 VNNI (x86-64-v4) a 1x1 conv read in place with K <= 32 and an NHWC output takes x86/qconv_nhwc.c's own path
-(activations flipped to the unsigned side, weight quads in registers, 8 pixels per step); the AVX2 and AVX-VNNI
-builds run the same graphs on the GEMM.
+"""The x86 channels-last 1x1 convs at each ISA level, byte for byte against the int8 spec: on AVX-512 VNNI
+(x86-64-v4) a 1x1 conv read in place with K <= 64 (or M <= 64 and K <= 384) and an NHWC output takes
+x86/qconv_nhwc.c's own path (activations flipped to the unsigned side, weight quads in registers up to K = 32, else
+from L1, 8 pixels per step); the AVX2 and AVX-VNNI builds run the same graphs on the GEMM.
 
 Shapes reach every branch: K = 1..32 (whole quads, quad tails of 1-3 bytes, odd pair rows: K % 4 in 1, 2, 3), K = 33
-(the GEMM again), output channels 1..96 (masked column tails, one to six 16-column panels), pixel counts that leave
-tails of 1-7 pixels in the last 8 and jobs of 64 with a partial last one, two images, no bias, a clipped output,
-full-range weights, shifts all in the short form and mixed ones (s below 33 in some channel: the GEMM), one and two
-threads."""
+..384 (weight quads from L1, jobs of fewer pixels), K and M past the path (the GEMM again), output channels 1..96
+(masked column tails, one to six 16-column panels), pixel counts that leave tails of 1-7 pixels in the last 8 and
+jobs with a partial last one, two images, no bias, a clipped output, full-range weights, shifts all in the short
+form and mixed ones (s below 33 in some channel: the GEMM), one and two threads."""
 
 from __future__ import annotations
 
@@ -27,7 +27,12 @@ CASES = [
     (24, 17, 6, 11, 2),  # mixed s: the GEMM
     (31, 9, 7, 3, 1),  # K % 4 == 3, odd last pair row
     (32, 64, 10, 10, 1),  # the widest K of the path: 8 quads in registers
-    (33, 24, 6, 6, 1),  # past the path: the GEMM
+    (33, 24, 6, 6, 1),  # weight quads from L1 (K > 32), an odd pair row
+    (64, 96, 9, 7, 1),  # K = 64: any M
+    (100, 40, 11, 13, 2),  # M <= 64, K <= 384: 25 quads from L1
+    (384, 20, 7, 9, 1),  # the widest K of the path: jobs of 40 pixels (40 + 23)
+    (68, 80, 5, 5, 1),  # K > 64 and M > 64: the GEMM
+    (388, 16, 4, 4, 1),  # K > 384: the GEMM
 ]
 
 
@@ -36,7 +41,7 @@ def _graph() -> G:
     for i, (k, m, h, w, n) in enumerate(CASES):
         x = g.input(f"x{i}", i8(n, 3, h, w))
         a = qconv(g, f"a{i}", x, k, 3, (3, 3), pads=[1, 1, 1, 1], xzp=-3, yzp=4, output=False)  # NCHW -> NHWC
-        rq = rq_attrs(m, lo=-4, hi=1) if i in (6, 9) else rq_attrs(m)  # mixed s: the GEMM's general rule
+        rq = rq_attrs(m, lo=-4, hi=1) if i in (6, 14) else rq_attrs(m)  # mixed s: the GEMM's general rule
         clip = {"y_min": -60, "y_max": 70} if i % 3 == 1 else {}
         p = qconv(g, f"p{i}", a, m, k, (1, 1), bias=i % 5 != 2, xzp=4, yzp=-2, rq=rq, output=False, **clip)
         qconv(g, f"d{i}", p, m, 1, (3, 3), group=m, pads=[1, 1, 1, 1], xzp=-2, yzp=1)  # NHWC in, NCHW out

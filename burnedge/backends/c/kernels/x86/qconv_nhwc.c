@@ -1,19 +1,19 @@
 /* The channels-last int8 conv of the x86 set: reference/qconv_nhwc.c's implicit GEMM (qconv_nhwc_loops.h), and on
- * AVX-512 VNNI builds a path of its own for 1x1 convs of at most 32 input channels read in place (direct rows, an
- * NHWC output, every channel's rule in be_rq16's short form): MobileNet's expansions (16 -> 96 at 112x112), whose
- * time went to packing A panels, permuting B every tile and requantising, not to multiply-adds.
+ * AVX-512 VNNI builds a path of its own for 1x1 convs read in place (direct rows, an NHWC output, every channel's
+ * rule in be_rq16's short form) of K <= 64, or of M <= 64 and K <= 384: MobileNet's expansions (16 -> 96 at
+ * 112x112) and narrow projections, whose time went to packing A panels, permuting B every tile and requantising.
  *
  * Why it is exact: vpdpbusd multiplies unsigned by signed bytes. Here the activations take the unsigned side,
  * flipped to u = a + 128, and the weights stay signed, so sum_k u(k) w(k) = sum_k a(k) w(k) + 128 * sum_k w(k): the
  * second term is per column (channel), taken out of the accumulators' start (bias - 128 * colsum, wrapping int32
  * like every sum here: the same bits whenever the exact sum fits int32, as the spec requires).
  *
- * Per job (64 output pixels): the pixels' K bytes, flipped, as kq = ceil(K/4) quads each (zero past K; pixels past
- * the image zero too, never stored). Per 16-column panel: its kq weight quads in registers (the B panel's pair rows
- * permuted once per job, not once per tile), the column sums from vpdpbusd on bytes of 1, the rule's constants in
- * registers; then 8 pixels at a time: kq broadcast quads and vpdpbusd per pixel, be_rq16's short form (the hi word of
- * the 64-bit products gathered by one masked vpshufd), be_rq_narrow64, one 16-byte store per pixel (masked to the
- * column tail). Integer results do not depend on the thread count or the job split. */
+ * Per job (64 output pixels, fewer past K = 256): the pixels' K bytes, flipped, as kq = ceil(K/4) quads each (zero
+ * past K; pixels past the image zero too, never stored). Per 16-column panel: its kq weight quads (the B panel's
+ * pair rows permuted once per job, not once per tile; in registers for K <= 32, else in L1), the column sums from
+ * vpdpbusd on bytes of 1, the rule's constants in registers; then 8 pixels at a time: kq broadcast quads and
+ * vpdpbusd per pixel, be_rq16's short form, be_rq_narrow64, one 16-byte store per pixel (masked to the column
+ * tail). Integer results do not depend on the thread count or the job split. */
 #include "qconv.h"
 #include "x86_qgemm.h"
 
@@ -25,7 +25,9 @@ static int q1x1_small(const int8_t *x, const int8_t *bpack, int8_t *y, const be_
 #include "qconv_nhwc_loops.h"
 
 #ifdef BE_ISA_X86_VNNI512
-#define Q1_PIX 64 /* output pixels per job */
+#define Q1_PIX 64   /* output pixels per job (fewer where K > 256: Q1_ABUF quads in all) */
+#define Q1_ABUF 4096
+#define Q1_MAXK 384
 
 /* word w of the result = word (w & 1) * 16 + w / 2 of the pair rows (qvnni512.c's PAIR_TO_QUAD) */
 static const int16_t Q1_PAIR_TO_QUAD[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
@@ -43,12 +45,13 @@ typedef struct {
     const int8_t *x, *bpack;
     int8_t *y;
     const be_qepi *e;
-    long P, K, M;
+    long P, K, M, pix; /* pixels per job */
 } q1_call;
 
 /* pixels [p0, p0 + np) (np <= Q1_PIX) of the KQ-quad conv: a[p * KQ + q] = quad q of pixel p, flipped */
-static inline __attribute__((always_inline)) void q1_block(const int KQ, const int32_t *a, long np, const q1_call *c,
-                                                           int8_t *yb) {
+static inline __attribute__((always_inline)) void q1_block(const int KQ0, const int32_t *a, long np, const q1_call *c,
+                                                           int8_t *yb, __m512i *wbuf) {
+    const long KQ = KQ0 ? KQ0 : (c->K + 3) / 4; /* KQ0 == 0: any K, the weight quads in wbuf (L1), not registers */
     const long M = c->M, k2 = (c->K + 1) / 2;
     const be_qepi *e = c->e;
     const __m512i perm = _mm512_loadu_si512((const void *)Q1_PAIR_TO_QUAD), ones = _mm512_set1_epi8(1);
@@ -56,8 +59,8 @@ static inline __attribute__((always_inline)) void q1_block(const int KQ, const i
     const __m512i lo = _mm512_set1_epi8((int8_t)e->lo), hi = _mm512_set1_epi8((int8_t)e->hi);
     for (long j0 = 0; j0 < M; j0 += BE_QNR) {
         const int8_t *bp = c->bpack + j0 / BE_QNR * k2 * 32;
-        __m512i w[8], cs = _mm512_setzero_si512();
-        for (int q = 0; q < KQ; q++) {
+        __m512i wr[8], cs = _mm512_setzero_si512(), *w = KQ0 ? wr : wbuf;
+        for (long q = 0; q < KQ; q++) {
             const __m512i v = 2 * q + 1 < k2 ? _mm512_loadu_si512((const void *)(bp + q * 64))
                                              : _mm512_maskz_loadu_epi8(0xFFFFFFFFull, bp + q * 64);
             w[q] = _mm512_permutexvar_epi16(perm, v);
@@ -75,7 +78,7 @@ static inline __attribute__((always_inline)) void q1_block(const int KQ, const i
             const int32_t *ap = a + i * KQ;
             __m512i acc[8];
             for (int r = 0; r < 8; r++) acc[r] = start;
-            for (int q = 0; q < KQ; q++)
+            for (long q = 0; q < KQ; q++)
                 for (int r = 0; r < 8; r++) acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_set1_epi32(ap[r * KQ + q]), w[q]);
             __m512i t[8];
             for (int r = 0; r < 8; r++) t[r] = q1_rq(acc[r], m, mo, rnd, sh);
@@ -97,7 +100,7 @@ static inline __attribute__((always_inline)) void q1_block(const int KQ, const i
 
 #define Q1_KQ(N)                                                                                                 \
     static __attribute__((noinline)) void q1_block##N(const int32_t *a, long np, const q1_call *c, int8_t *yb) { \
-        q1_block(N, a, np, c, yb);                                                                               \
+        q1_block(N, a, np, c, yb, NULL);                                                                         \
     }
 Q1_KQ(1)
 Q1_KQ(2)
@@ -108,35 +111,47 @@ Q1_KQ(6)
 Q1_KQ(7)
 Q1_KQ(8)
 #undef Q1_KQ
+static __attribute__((noinline)) void q1_block_any(const int32_t *a, long np, const q1_call *c, int8_t *yb) {
+    __m512i wbuf[Q1_MAXK / 4];
+    q1_block(0, a, np, c, yb, wbuf);
+}
 
 static void q1_jobs(void *ctx, int tid, long lo, long hi) {
     (void)tid;
     const q1_call *c = ctx;
-    const long K = c->K, kq = (K + 3) / 4;
-    void (*const fn[8])(const int32_t *, long, const q1_call *, int8_t *) = {
-        q1_block1, q1_block2, q1_block3, q1_block4, q1_block5, q1_block6, q1_block7, q1_block8};
-    int32_t a[Q1_PIX * 8 + 8]; /* + 8: the last pixel's 32-byte store */
-    const __mmask32 km = (__mmask32)(K >= 32 ? 0xFFFFFFFFu : (1u << K) - 1u);
-    const __m256i flip = _mm256_maskz_mov_epi8(km, _mm256_set1_epi8((char)0x80));
+    const long K = c->K, kq = (K + 3) / 4, pix = c->pix;
+    void (*const fn[9])(const int32_t *, long, const q1_call *, int8_t *) = {
+        q1_block_any, q1_block1, q1_block2, q1_block3, q1_block4, q1_block5, q1_block6, q1_block7, q1_block8};
+    int32_t a[Q1_ABUF + 64]; /* + 64: the last pixel's 64-byte stores */
     for (long job = lo; job < hi; job++) {
-        const long p0 = job * Q1_PIX, np = c->P - p0 < Q1_PIX ? c->P - p0 : Q1_PIX;
-        for (long p = 0; p < np; p++) /* flipped where k < K, zero past it */
-            _mm256_storeu_si256((__m256i *)(a + p * kq),
-                                _mm256_xor_si256(_mm256_maskz_loadu_epi8(km, c->x + (p0 + p) * K), flip));
+        const long p0 = job * pix, np = c->P - p0 < pix ? c->P - p0 : pix;
+        for (long p = 0; p < np; p++) { /* flipped where k < K, zero past it */
+            const int8_t *src = c->x + (p0 + p) * K;
+            int32_t *d = a + p * kq;
+            for (long k = 0; k < K; k += 64) {
+                const __mmask64 km = K - k >= 64 ? ~0ull : (1ull << (K - k)) - 1ull;
+                _mm512_storeu_si512((void *)(d + k / 4),
+                                    _mm512_xor_si512(_mm512_maskz_loadu_epi8(km, src + k),
+                                                     _mm512_maskz_mov_epi8(km, _mm512_set1_epi8((char)0x80))));
+            }
+        }
         for (long p = np; p < (np + 7) / 8 * 8; p++) memset(a + p * kq, 0, (size_t)kq * 4);
-        fn[kq - 1](a, np, c, c->y + p0 * c->M);
+        fn[kq <= 8 ? kq : 0](a, np, c, c->y + p0 * c->M);
     }
 }
 
-/* 1x1 direct convs of K <= 32 with an NHWC output and every channel in the short form; else 0 (the GEMM runs) */
+/* 1x1 direct convs with an NHWC output and every channel in the short form, of K <= 64 or M <= 64 (K <= 384);
+ * else 0 (the GEMM runs) */
 static int q1x1_small(const int8_t *x, const int8_t *bpack, int8_t *y, const be_qepi *e, const be_qconv_geo *g,
                       int flags, int threads) {
     const long K = g->C, M = g->M, P = (long)g->N * g->OH * g->OW;
-    if (!(flags & 2) || !e->per_col || K > 32 || K < 1) return 0;
+    /* measured against the GEMM's 6 x 32 tiles (Zen 4): ahead up to K = 64, and on narrow outputs up to K = 384 */
+    if (!(flags & 2) || !e->per_col || K < 1 || K > Q1_MAXK || (K > 64 && (M > 64 || K > 384))) return 0;
     for (long j = 0; j < M; j++)
         if (e->shift[j] < 33 && e->mult[j] != 0) return 0;
-    q1_call c = {x, bpack, y, e, P, K, M};
-    const long jobs = (P + Q1_PIX - 1) / Q1_PIX;
+    const long kq = (K + 3) / 4, room = Q1_ABUF / kq / 8 * 8, pix = room < Q1_PIX ? room : Q1_PIX;
+    q1_call c = {x, bpack, y, e, P, K, M, pix};
+    const long jobs = (P + pix - 1) / pix;
     be_parallel(qthreads(threads, (double)P * M * K, jobs), jobs, q1_jobs, &c);
     return 1;
 }
