@@ -1,5 +1,5 @@
 """The x86 channels-last 1x1 convs at each ISA level, byte for byte against the int8 spec: on AVX-512 VNNI
-(x86-64-v4) a 1x1 conv read in place with K <= 64 (or M <= 64 and K <= 384) and an NHWC output takes
+(x86-64-v4) a 1x1 conv read in place with K <= 160 (or M <= 96 and K <= 384) and an NHWC output takes
 x86/qconv_nhwc.c's own path (activations flipped to the unsigned side, weight quads in registers up to K = 32, else
 from L1, 8 pixels per step); the AVX2 and AVX-VNNI builds run the same graphs on the GEMM.
 
@@ -26,12 +26,14 @@ CASES = [
     (13, 40, 13, 5, 1),  # 65 pixels: a job of 1
     (24, 17, 6, 11, 2),  # mixed s: the GEMM
     (31, 9, 7, 3, 1),  # K % 4 == 3, odd last pair row
-    (32, 64, 10, 10, 1),  # the widest K of the path: 8 quads in registers
-    (33, 24, 6, 6, 1),  # weight quads from L1 (K > 32), an odd pair row
-    (64, 96, 9, 7, 1),  # K = 64: any M
-    (100, 40, 11, 13, 2),  # M <= 64, K <= 384: 25 quads from L1
+    (32, 64, 10, 10, 1),  # the widest K with its quads in registers (8)
+    (33, 24, 6, 6, 1),  # weight quads from L1 (K > 32), an odd pair row, two panels (16 + 8)
+    (40, 50, 9, 7, 1),  # two pairs of panels, the last of 16 + 2 columns
+    (100, 40, 11, 13, 2),  # a pair of panels, then one of 8 alone
+    (160, 112, 5, 6, 1),  # K = 160: any M (three pairs and one panel alone)
+    (200, 96, 4, 5, 1),  # K > 160 and M <= 96
     (384, 20, 7, 9, 1),  # the widest K of the path: jobs of 40 pixels (40 + 23)
-    (68, 80, 5, 5, 1),  # K > 64 and M > 64: the GEMM
+    (161, 97, 5, 5, 1),  # K > 160 and M > 96: the GEMM
     (388, 16, 4, 4, 1),  # K > 384: the GEMM
 ]
 
@@ -41,7 +43,7 @@ def _graph() -> G:
     for i, (k, m, h, w, n) in enumerate(CASES):
         x = g.input(f"x{i}", i8(n, 3, h, w))
         a = qconv(g, f"a{i}", x, k, 3, (3, 3), pads=[1, 1, 1, 1], xzp=-3, yzp=4, output=False)  # NCHW -> NHWC
-        rq = rq_attrs(m, lo=-4, hi=1) if i in (6, 14) else rq_attrs(m)  # mixed s: the GEMM's general rule
+        rq = rq_attrs(m, lo=-4, hi=1) if i in (6, 16) else rq_attrs(m)  # mixed s: the GEMM's general rule
         clip = {"y_min": -60, "y_max": 70} if i % 3 == 1 else {}
         p = qconv(g, f"p{i}", a, m, k, (1, 1), bias=i % 5 != 2, xzp=4, yzp=-2, rq=rq, output=False, **clip)
         qconv(g, f"d{i}", p, m, 1, (3, 3), group=m, pads=[1, 1, 1, 1], xzp=-2, yzp=1)  # NHWC in, NCHW out

@@ -1,6 +1,6 @@
 /* The channels-last int8 conv of the x86 set: reference/qconv_nhwc.c's implicit GEMM (qconv_nhwc_loops.h), and on
  * AVX-512 VNNI builds a path of its own for 1x1 convs read in place (direct rows, an NHWC output, every channel's
- * rule in be_rq16's short form) of K <= 64, or of M <= 64 and K <= 384: MobileNet's expansions (16 -> 96 at
+ * rule in be_rq16's short form) of K <= 160, or of M <= 96 and K <= 384: MobileNet's expansions (16 -> 96 at
  * 112x112) and narrow projections, whose time went to packing A panels, permuting B every tile and requantising.
  *
  * Why it is exact: vpdpbusd multiplies unsigned by signed bytes. Here the activations take the unsigned side,
@@ -11,8 +11,8 @@
  * Per job (64 output pixels, fewer past K = 256): the pixels' K bytes, flipped, as kq = ceil(K/4) quads each (zero
  * past K; pixels past the image zero too, never stored). Per 16-column panel: its kq weight quads (the B panel's
  * pair rows permuted once per job, not once per tile; in registers for K <= 32, else in L1), the column sums from
- * vpdpbusd on bytes of 1, the rule's constants in registers; then 8 pixels at a time: kq broadcast quads and
- * vpdpbusd per pixel, be_rq16's short form, be_rq_narrow64, one 16-byte store per pixel (masked to the column
+ * vpdpbusd on bytes of 1, the rule's constants in registers; then 8 pixels at a time (and two panels at a time past
+ * K = 32, each broadcast quad meeting both): kq broadcast quads and vpdpbusd per pixel and panel, be_rq16's short form, be_rq_narrow64, one 16-byte store per pixel (masked to the column
  * tail). Integer results do not depend on the thread count or the job split. */
 #include "qconv.h"
 #include "x86_qgemm.h"
@@ -49,9 +49,8 @@ typedef struct {
 } q1_call;
 
 /* pixels [p0, p0 + np) (np <= Q1_PIX) of the KQ-quad conv: a[p * KQ + q] = quad q of pixel p, flipped */
-static inline __attribute__((always_inline)) void q1_block(const int KQ0, const int32_t *a, long np, const q1_call *c,
-                                                           int8_t *yb, __m512i *wbuf) {
-    const long KQ = KQ0 ? KQ0 : (c->K + 3) / 4; /* KQ0 == 0: any K, the weight quads in wbuf (L1), not registers */
+static inline __attribute__((always_inline)) void q1_block(const int KQ, const int32_t *a, long np, const q1_call *c,
+                                                           int8_t *yb) {
     const long M = c->M, k2 = (c->K + 1) / 2;
     const be_qepi *e = c->e;
     const __m512i perm = _mm512_loadu_si512((const void *)Q1_PAIR_TO_QUAD), ones = _mm512_set1_epi8(1);
@@ -59,8 +58,8 @@ static inline __attribute__((always_inline)) void q1_block(const int KQ0, const 
     const __m512i lo = _mm512_set1_epi8((int8_t)e->lo), hi = _mm512_set1_epi8((int8_t)e->hi);
     for (long j0 = 0; j0 < M; j0 += BE_QNR) {
         const int8_t *bp = c->bpack + j0 / BE_QNR * k2 * 32;
-        __m512i wr[8], cs = _mm512_setzero_si512(), *w = KQ0 ? wr : wbuf;
-        for (long q = 0; q < KQ; q++) {
+        __m512i w[8], cs = _mm512_setzero_si512();
+        for (int q = 0; q < KQ; q++) {
             const __m512i v = 2 * q + 1 < k2 ? _mm512_loadu_si512((const void *)(bp + q * 64))
                                              : _mm512_maskz_loadu_epi8(0xFFFFFFFFull, bp + q * 64);
             w[q] = _mm512_permutexvar_epi16(perm, v);
@@ -78,7 +77,7 @@ static inline __attribute__((always_inline)) void q1_block(const int KQ0, const 
             const int32_t *ap = a + i * KQ;
             __m512i acc[8];
             for (int r = 0; r < 8; r++) acc[r] = start;
-            for (long q = 0; q < KQ; q++)
+            for (int q = 0; q < KQ; q++)
                 for (int r = 0; r < 8; r++) acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_set1_epi32(ap[r * KQ + q]), w[q]);
             __m512i t[8];
             for (int r = 0; r < 8; r++) t[r] = q1_rq(acc[r], m, mo, rnd, sh);
@@ -100,7 +99,7 @@ static inline __attribute__((always_inline)) void q1_block(const int KQ0, const 
 
 #define Q1_KQ(N)                                                                                                 \
     static __attribute__((noinline)) void q1_block##N(const int32_t *a, long np, const q1_call *c, int8_t *yb) { \
-        q1_block(N, a, np, c, yb, NULL);                                                                         \
+        q1_block(N, a, np, c, yb);                                                                               \
     }
 Q1_KQ(1)
 Q1_KQ(2)
@@ -111,9 +110,90 @@ Q1_KQ(6)
 Q1_KQ(7)
 Q1_KQ(8)
 #undef Q1_KQ
+/* the rule's constants of one 16-column panel, and its accumulators' start */
+typedef struct {
+    __m512i m, mo, rnd, sh, start;
+    int nr;
+} q1_panel;
+
+/* panel j0 / 16 of the weights: its kq quads at w[0], w[step], ... (permuted from the B panel's pair rows), the
+ * column sums taken out of the bias */
+static inline __attribute__((always_inline)) q1_panel q1_prep(const q1_call *c, long j0, __m512i *w, long step) {
+    const long K = c->K, kq = (K + 3) / 4, k2 = (K + 1) / 2, M = c->M;
+    const be_qepi *e = c->e;
+    const int8_t *bp = c->bpack + j0 / BE_QNR * k2 * 32;
+    const __m512i perm = _mm512_loadu_si512((const void *)Q1_PAIR_TO_QUAD), ones = _mm512_set1_epi8(1);
+    __m512i cs = _mm512_setzero_si512();
+    for (long q = 0; q < kq; q++) {
+        const __m512i v = 2 * q + 1 < k2 ? _mm512_loadu_si512((const void *)(bp + q * 64))
+                                         : _mm512_maskz_loadu_epi8(0xFFFFFFFFull, bp + q * 64);
+        w[q * step] = _mm512_permutexvar_epi16(perm, v);
+        cs = _mm512_dpbusd_epi32(cs, ones, w[q * step]);
+    }
+    q1_panel t;
+    t.nr = (int)(M - j0 < BE_QNR ? M - j0 : BE_QNR);
+    t.m = _mm512_loadu_si512((const void *)(e->mult + j0));
+    t.mo = _mm512_srli_epi64(t.m, 32);
+    t.sh = _mm512_sub_epi32(_mm512_loadu_si512((const void *)(e->shift + j0)), _mm512_set1_epi32(32));
+    t.rnd = _mm512_sllv_epi32(_mm512_set1_epi32(1), _mm512_sub_epi32(t.sh, _mm512_set1_epi32(1)));
+    const __m512i bias = e->bias ? _mm512_loadu_si512((const void *)(e->bias + j0)) : _mm512_setzero_si512();
+    t.start = _mm512_sub_epi32(bias, _mm512_slli_epi32(cs, 7));
+    return t;
+}
+
+/* 8 pixels' accumulators of one panel through the rule, narrowed, the first `rows` stored at d (pixels M apart) */
+static inline __attribute__((always_inline)) void q1_store8(const __m512i *acc, const q1_panel *t, int rows,
+                                                            const be_qepi *e, long M, int8_t *d) {
+    const __m512i zp16 = _mm512_set1_epi16((int16_t)e->zp);
+    const __m512i lo = _mm512_set1_epi8((int8_t)e->lo), hi = _mm512_set1_epi8((int8_t)e->hi);
+    __m512i r8[8];
+    for (int r = 0; r < 8; r++) r8[r] = q1_rq(acc[r], t->m, t->mo, t->rnd, t->sh);
+    const __m512i b0 = be_rq_narrow64(r8[0], r8[1], r8[2], r8[3], zp16, lo, hi);
+    const __m512i b1 = be_rq_narrow64(r8[4], r8[5], r8[6], r8[7], zp16, lo, hi);
+    const __m128i o[8] = {_mm512_castsi512_si128(b0), _mm512_extracti32x4_epi32(b0, 1),
+                          _mm512_extracti32x4_epi32(b0, 2), _mm512_extracti32x4_epi32(b0, 3),
+                          _mm512_castsi512_si128(b1), _mm512_extracti32x4_epi32(b1, 1),
+                          _mm512_extracti32x4_epi32(b1, 2), _mm512_extracti32x4_epi32(b1, 3)};
+    if (t->nr == BE_QNR && rows == 8) {
+        for (int r = 0; r < 8; r++) _mm_storeu_si128((__m128i *)(d + r * M), o[r]);
+    } else {
+        const __mmask16 keep = (__mmask16)((1u << t->nr) - 1u);
+        for (int r = 0; r < rows; r++) _mm_mask_storeu_epi8(d + r * M, keep, o[r]);
+    }
+}
+
+/* any K up to Q1_MAXK: two panels (32 columns) at a time where there are, weight quads from L1 (interleaved:
+ * w[2q + panel]), each broadcast quad meeting both panels' weights */
 static __attribute__((noinline)) void q1_block_any(const int32_t *a, long np, const q1_call *c, int8_t *yb) {
-    __m512i wbuf[Q1_MAXK / 4];
-    q1_block(0, a, np, c, yb, wbuf);
+    __m512i w[2 * (Q1_MAXK / 4)];
+    const long M = c->M, kq = (c->K + 3) / 4;
+    for (long j0 = 0; j0 < M; j0 += 2 * BE_QNR) {
+        const int two = M - j0 > BE_QNR;
+        q1_panel t[2];
+        t[0] = q1_prep(c, j0, w, 2);
+        t[1] = two ? q1_prep(c, j0 + BE_QNR, w + 1, 2) : t[0];
+        for (long i = 0; i < np; i += 8) {
+            const int32_t *ap = a + i * kq;
+            __m512i acc0[8], acc1[8];
+            for (int r = 0; r < 8; r++) acc0[r] = t[0].start, acc1[r] = t[1].start;
+            if (two) {
+                for (long q = 0; q < kq; q++) {
+                    const __m512i w0 = w[2 * q], w1 = w[2 * q + 1];
+                    for (int r = 0; r < 8; r++) {
+                        const __m512i b = _mm512_set1_epi32(ap[r * kq + q]);
+                        acc0[r] = _mm512_dpbusd_epi32(acc0[r], b, w0);
+                        acc1[r] = _mm512_dpbusd_epi32(acc1[r], b, w1);
+                    }
+                }
+            } else {
+                for (long q = 0; q < kq; q++)
+                    for (int r = 0; r < 8; r++) acc0[r] = _mm512_dpbusd_epi32(acc0[r], _mm512_set1_epi32(ap[r * kq + q]), w[2 * q]);
+            }
+            const int rows = (int)(np - i < 8 ? np - i : 8);
+            q1_store8(acc0, &t[0], rows, c->e, M, yb + i * M + j0);
+            if (two) q1_store8(acc1, &t[1], rows, c->e, M, yb + i * M + j0 + BE_QNR);
+        }
+    }
 }
 
 static void q1_jobs(void *ctx, int tid, long lo, long hi) {
@@ -140,13 +220,14 @@ static void q1_jobs(void *ctx, int tid, long lo, long hi) {
     }
 }
 
-/* 1x1 direct convs with an NHWC output and every channel in the short form, of K <= 64 or M <= 64 (K <= 384);
+/* 1x1 direct convs with an NHWC output and every channel in the short form, of K <= 160 or M <= 96 (K <= 384);
  * else 0 (the GEMM runs) */
 static int q1x1_small(const int8_t *x, const int8_t *bpack, int8_t *y, const be_qepi *e, const be_qconv_geo *g,
                       int flags, int threads) {
     const long K = g->C, M = g->M, P = (long)g->N * g->OH * g->OW;
-    /* measured against the GEMM's 6 x 32 tiles (Zen 4): ahead up to K = 64, and on narrow outputs up to K = 384 */
-    if (!(flags & 2) || !e->per_col || K < 1 || K > Q1_MAXK || (K > 64 && (M > 64 || K > 384))) return 0;
+    /* measured against the GEMM's 6 x 32 tiles (Zen 4): ahead or even up to K = 160, and up to K = 384 on outputs of
+     * at most 96 channels (behind on 320 -> 1280) */
+    if (!(flags & 2) || !e->per_col || K < 1 || K > Q1_MAXK || (K > 160 && M > 96)) return 0;
     for (long j = 0; j < M; j++)
         if (e->shift[j] < 33 && e->mult[j] != 0) return 0;
     const long kq = (K + 3) / 4, room = Q1_ABUF / kq / 8 * 8, pix = room < Q1_PIX ? room : Q1_PIX;
