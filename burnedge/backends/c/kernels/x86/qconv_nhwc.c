@@ -59,6 +59,7 @@ static inline __attribute__((always_inline)) void q1_block(const int KQ, const i
     for (long j0 = 0; j0 < M; j0 += BE_QNR) {
         const int8_t *bp = c->bpack + j0 / BE_QNR * k2 * 32;
         __m512i w[8], cs = _mm512_setzero_si512();
+#pragma GCC unroll 8
         for (int q = 0; q < KQ; q++) {
             const __m512i v = 2 * q + 1 < k2 ? _mm512_loadu_si512((const void *)(bp + q * 64))
                                              : _mm512_maskz_loadu_epi8(0xFFFFFFFFull, bp + q * 64);
@@ -77,7 +78,9 @@ static inline __attribute__((always_inline)) void q1_block(const int KQ, const i
             const int32_t *ap = a + i * KQ;
             __m512i acc[8];
             for (int r = 0; r < 8; r++) acc[r] = start;
+#pragma GCC unroll 8
             for (int q = 0; q < KQ; q++)
+#pragma GCC unroll 8
                 for (int r = 0; r < 8; r++) acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_set1_epi32(ap[r * KQ + q]), w[q]);
             __m512i t[8];
             for (int r = 0; r < 8; r++) t[r] = q1_rq(acc[r], m, mo, rnd, sh);
