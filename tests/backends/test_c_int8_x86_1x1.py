@@ -7,7 +7,9 @@ Shapes reach every branch: K = 1..32 (whole quads, quad tails of 1-3 bytes, odd 
 ..384 (weight quads from L1, jobs of fewer pixels), K and M past the path (the GEMM again), output channels 1..96
 (masked column tails, one to six 16-column panels), pixel counts that leave tails of 1-7 pixels in the last 8 and
 jobs with a partial last one, two images, no bias, a clipped output, full-range weights, shifts all in the short
-form and mixed ones (s below 33 in some channel: the GEMM), one and two threads."""
+form and mixed ones (s below 33 in some channel: the GEMM), one and two threads. Convs of K <= 32 that are not
+read in place (stems on NCHW inputs, strided 1x1 on NHWC rows) take the same path on im2col rows gathered from the
+GEMM's padded band copy: pads, strides, dilation, several bands, K = 36 back on the GEMM."""
 
 from __future__ import annotations
 
@@ -50,9 +52,34 @@ def _graph() -> G:
     return g
 
 
+# im2col convs of K <= 32 with an NHWC output (rows gathered from the padded band copy): (C, M, H, W, kernel,
+# strides, pads, dilations, NHWC input)
+STEMS = [
+    (3, 32, 15, 17, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), False),  # MobileNet's stem, K = 27
+    (1, 8, 13, 11, (5, 5), (2, 2), (2, 1, 0, 2), (1, 1), False),  # K = 25, asymmetric pads
+    (2, 24, 9, 10, (3, 3), (1, 1), (2, 2, 2, 2), (2, 2), False),  # dilated, K = 18
+    (3, 17, 7, 12, (1, 3), (1, 2), (0, 1, 0, 1), (1, 1), False),  # K = 9, a column tail
+    (3, 16, 80, 600, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), False),  # wide rows: several bands of the copy
+    (20, 9, 9, 8, (1, 1), (2, 2), (0, 0, 0, 0), (1, 1), True),  # strided 1x1 on NHWC rows: gathered, K = 20
+    (4, 40, 8, 9, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), True),  # K = 36: the GEMM
+]
+
+
+def _stems() -> G:
+    g = G()
+    for i, (c, m, h, w, k, s, p, d, nhwc) in enumerate(STEMS):
+        x = g.input(f"sx{i}", i8(1 + i % 2, c, h, w))
+        if nhwc:  # channels-last rows from a 1x1 conv before it
+            x = qconv(g, f"sa{i}", x, c, c, (1, 1), xzp=2, yzp=-5, output=False)
+        y = qconv(g, f"s{i}", x, m, c, k, strides=list(s), pads=list(p), dilations=list(d), xzp=-5 if nhwc else 7,
+                  yzp=3, output=False, bias=i != 2)  # fmt: skip
+        qconv(g, f"sd{i}", y, m, 1, (3, 3), group=m, pads=[1, 1, 1, 1], xzp=3, yzp=-1)  # NHWC in, NCHW out
+    return g
+
+
 @pytest.mark.parametrize("level", list(LEVELS))
 def test_small_k_1x1_convs_at_each_x86_level(level, tmp_path):
     tc, folder = _toolchain(level, tmp_path)
-    g = _graph()
-    for threads in (1, 2):
-        same(g, _run(g, tc, folder, threads))
+    for g in (_graph(), _stems()):
+        for threads in (1, 2):
+            same(g, _run(g, tc, folder, threads))

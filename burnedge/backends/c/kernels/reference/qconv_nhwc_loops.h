@@ -1,7 +1,7 @@
 /* Internal to the kernel sets: the channels-last implicit GEMM of qconv_nhwc.c (reference/qconv_nhwc.c has the
- * algorithm). A set's qconv_nhwc.c may define QCONV_NHWC_DIRECT(x, bpack, y, e, g, flags, threads) first: an
- * expression run on convs whose rows are read in place (be_qconv_nhwc_direct), non-zero where the set computed the
- * whole conv itself (else the GEMM below runs). */
+ * algorithm). A set's qconv_nhwc.c may define QCONV_NHWC_SET(x, bpack, y, e, g, flags, x_zp, scratch, threads)
+ * first: an expression run on every conv, non-zero where the set computed the whole conv itself (else the GEMM below
+ * runs); it may use pad_copy and gather_rows (defined here, before the driver). */
 #ifndef BURNEDGE_QCONV_NHWC_LOOPS_H
 #define BURNEDGE_QCONV_NHWC_LOOPS_H
 
@@ -136,8 +136,8 @@ void be_qconv_nhwc_i8(const int8_t *x, const int8_t *bpack, int8_t *y, const be_
     const long pp = (ohw + BE_QMR - 1) / BE_QMR;
     const int nt = qthreads(threads, (double)ohw * M * K, pp);
     const long band = direct ? g->OH : be_qconv_nhwc_band(g);
-#ifdef QCONV_NHWC_DIRECT
-    if (direct && QCONV_NHWC_DIRECT(x, bpack, y, e, g, flags, threads)) return;
+#ifdef QCONV_NHWC_SET
+    if (QCONV_NHWC_SET(x, bpack, y, e, g, flags, x_zp, scratch, threads)) return;
 #endif
     int8_t *xp = scratch, *slices = scratch + be_qconv_nhwc_copy(g, flags);
     for (long n = 0; n < g->N; n++) {

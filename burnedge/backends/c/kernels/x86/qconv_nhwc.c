@@ -1,7 +1,9 @@
 /* The channels-last int8 conv of the x86 set: reference/qconv_nhwc.c's implicit GEMM (qconv_nhwc_loops.h), and on
  * AVX-512 VNNI builds a path of its own for 1x1 convs read in place (direct rows, an NHWC output, every channel's
  * rule in be_rq16's short form) of K <= 160, or of M <= 96 and K <= 384: MobileNet's expansions (16 -> 96 at
- * 112x112) and narrow projections, whose time went to packing A panels, permuting B every tile and requantising.
+ * 112x112) and narrow projections, whose time went to packing A panels, permuting B every tile and requantising;
+ * and convs of K <= 32 that are not read in place (stems: 3 -> 32 3x3 stride 2), their im2col rows gathered per job
+ * from the GEMM's padded band copy (pad_copy, gather_rows).
  *
  * Why it is exact: vpdpbusd multiplies unsigned by signed bytes. Here the activations take the unsigned side,
  * flipped to u = a + 128, and the weights stay signed, so sum_k u(k) w(k) = sum_k a(k) w(k) + 128 * sum_k w(k): the
@@ -18,9 +20,9 @@
 #include "x86_qgemm.h"
 
 #ifdef BE_ISA_X86_VNNI512
-static int q1x1_small(const int8_t *x, const int8_t *bpack, int8_t *y, const be_qepi *e, const be_qconv_geo *g,
-                      int flags, int threads);
-#define QCONV_NHWC_DIRECT q1x1_small
+static int q1_conv(const int8_t *x, const int8_t *bpack, int8_t *y, const be_qepi *e, const be_qconv_geo *g, int flags,
+                   int32_t x_zp, int8_t *scratch, int threads);
+#define QCONV_NHWC_SET q1_conv
 #endif
 #include "qconv_nhwc_loops.h"
 
@@ -42,10 +44,13 @@ static inline __attribute__((always_inline)) __m512i q1_rq(__m512i acc, __m512i 
 }
 
 typedef struct {
-    const int8_t *x, *bpack;
+    const int8_t *x, *bpack; /* x: the direct rows (pixel p's K bytes at x + p*K), or NULL: gathered from xp */
     int8_t *y;
     const be_qepi *e;
     long P, K, M, pix; /* pixels per job */
+    const int8_t *xp;  /* im2col convs: the band's padded copy, its first output row oy0 and pixel p0 */
+    const be_qconv_geo *g;
+    long oy0, p0;
 } q1_call;
 
 /* pixels [p0, p0 + np) (np <= Q1_PIX) of the KQ-quad conv: a[p * KQ + q] = quad q of pixel p, flipped */
@@ -206,10 +211,13 @@ static void q1_jobs(void *ctx, int tid, long lo, long hi) {
     void (*const fn[9])(const int32_t *, long, const q1_call *, int8_t *) = {
         q1_block_any, q1_block1, q1_block2, q1_block3, q1_block4, q1_block5, q1_block6, q1_block7, q1_block8};
     int32_t a[Q1_ABUF + 64]; /* + 64: the last pixel's 64-byte stores */
+    int8_t rows[Q1_PIX * 32 + 64]; /* gathered im2col rows (K <= 32), + the gather's 64 slack bytes */
     for (long job = lo; job < hi; job++) {
         const long p0 = job * pix, np = c->P - p0 < pix ? c->P - p0 : pix;
+        const int8_t *xs = c->x ? c->x + p0 * K : rows;
+        if (!c->x) gather_rows(c->xp, c->g, c->oy0, c->p0 + p0, (int)np, rows, K);
         for (long p = 0; p < np; p++) { /* flipped where k < K, zero past it */
-            const int8_t *src = c->x + (p0 + p) * K;
+            const int8_t *src = xs + p * K;
             int32_t *d = a + p * kq;
             for (long k = 0; k < K; k += 64) {
                 const __mmask64 km = K - k >= 64 ? ~0ull : (1ull << (K - k)) - 1ull;
@@ -223,20 +231,35 @@ static void q1_jobs(void *ctx, int tid, long lo, long hi) {
     }
 }
 
-/* 1x1 direct convs with an NHWC output and every channel in the short form, of K <= 160 or M <= 96 (K <= 384);
+/* convs with an NHWC output and every channel in the short form: 1x1 direct ones of K <= 160 or M <= 96 (K <= 384),
+ * and others (stems) of K <= 32, their im2col rows gathered per job from the padded band copy (qconv_nhwc_loops.h);
  * else 0 (the GEMM runs) */
-static int q1x1_small(const int8_t *x, const int8_t *bpack, int8_t *y, const be_qepi *e, const be_qconv_geo *g,
-                      int flags, int threads) {
-    const long K = g->C, M = g->M, P = (long)g->N * g->OH * g->OW;
+static int q1_conv(const int8_t *x, const int8_t *bpack, int8_t *y, const be_qepi *e, const be_qconv_geo *g, int flags,
+                   int32_t x_zp, int8_t *scratch, int threads) {
+    const long K = (long)g->C * g->KH * g->KW, M = g->M, ohw = (long)g->OH * g->OW;
+    const int direct = be_qconv_nhwc_direct(g, flags);
     /* measured against the GEMM's 6 x 32 tiles (Zen 4): ahead or even up to K = 160, and up to K = 384 on outputs of
      * at most 96 channels (behind on 320 -> 1280) */
-    if (!(flags & 2) || !e->per_col || K < 1 || K > Q1_MAXK || (K > 160 && M > 96)) return 0;
+    if (!(flags & 2) || !e->per_col || K < 1 || K > Q1_MAXK || (K > 160 && M > 96) || (!direct && K > 32)) return 0;
     for (long j = 0; j < M; j++)
         if (e->shift[j] < 33 && e->mult[j] != 0) return 0;
     const long kq = (K + 3) / 4, room = Q1_ABUF / kq / 8 * 8, pix = room < Q1_PIX ? room : Q1_PIX;
-    q1_call c = {x, bpack, y, e, P, K, M, pix};
-    const long jobs = (P + pix - 1) / pix;
-    be_parallel(qthreads(threads, (double)P * M * K, jobs), jobs, q1_jobs, &c);
+    if (direct) {
+        const long P = (long)g->N * ohw, jobs = (P + pix - 1) / pix;
+        q1_call c = {x, bpack, y, e, P, K, M, pix, NULL, g, 0, 0};
+        be_parallel(qthreads(threads, (double)P * M * K, jobs), jobs, q1_jobs, &c);
+        return 1;
+    }
+    const long band = be_qconv_nhwc_band(g), hw = (long)g->H * g->W;
+    for (long n = 0; n < g->N; n++)
+        for (long oy0 = 0; oy0 < g->OH; oy0 += band) {
+            const long oy1 = oy0 + band < g->OH ? oy0 + band : g->OH, p0 = oy0 * g->OW, P = (oy1 - oy0) * g->OW;
+            pad_copy(x + n * g->C * hw, flags & 1, g, (int8_t)x_zp, oy0 * g->sh, be_qconv_nhwc_rows_in(g, oy1 - oy0),
+                     scratch);
+            const long jobs = (P + pix - 1) / pix;
+            q1_call c = {NULL, bpack, y + (n * ohw + p0) * M, e, P, K, M, pix, scratch, g, oy0, p0};
+            be_parallel(qthreads(threads, (double)P * M * K, jobs), jobs, q1_jobs, &c);
+        }
     return 1;
 }
 #endif
