@@ -14,8 +14,8 @@
  * past K; pixels past the image zero too, never stored). Per 16-column panel: its kq weight quads (the B panel's
  * pair rows permuted once per job, not once per tile; in registers for K <= 32, else in L1), the column sums from
  * vpdpbusd on bytes of 1, the rule's constants in registers; then 8 pixels at a time (and two panels at a time past
- * K = 32, each broadcast quad meeting both): kq broadcast quads and vpdpbusd per pixel and panel, be_rq16's short form, be_rq_narrow64, one 16-byte store per pixel (masked to the column
- * tail). Integer results do not depend on the thread count or the job split. */
+ * K = 32, each broadcast quad meeting both): kq broadcast quads and vpdpbusd per pixel and panel, be_rq16's
+ * short form, be_rq_narrow64, one 16-byte store per pixel (masked to the column tail). Integer results do not depend on the thread count or the job split. */
 #include "qconv.h"
 #include "x86_qgemm.h"
 
@@ -86,7 +86,8 @@ static inline __attribute__((always_inline)) void q1_block(const int KQ, const i
 #pragma GCC unroll 8
             for (int q = 0; q < KQ; q++)
 #pragma GCC unroll 8
-                for (int r = 0; r < 8; r++) acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_set1_epi32(ap[r * KQ + q]), w[q]);
+                for (int r = 0; r < 8; r++)
+                    acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_set1_epi32(ap[r * KQ + q]), w[q]);
             __m512i t[8];
             for (int r = 0; r < 8; r++) t[r] = q1_rq(acc[r], m, mo, rnd, sh);
             const __m512i b0 = be_rq_narrow64(t[0], t[1], t[2], t[3], zp16, lo, hi);
@@ -195,7 +196,8 @@ static __attribute__((noinline)) void q1_block_any(const int32_t *a, long np, co
                 }
             } else {
                 for (long q = 0; q < kq; q++)
-                    for (int r = 0; r < 8; r++) acc0[r] = _mm512_dpbusd_epi32(acc0[r], _mm512_set1_epi32(ap[r * kq + q]), w[2 * q]);
+                    for (int r = 0; r < 8; r++)
+                        acc0[r] = _mm512_dpbusd_epi32(acc0[r], _mm512_set1_epi32(ap[r * kq + q]), w[2 * q]);
             }
             const int rows = (int)(np - i < 8 ? np - i : 8);
             q1_store8(acc0, &t[0], rows, c->e, M, yb + i * M + j0);
