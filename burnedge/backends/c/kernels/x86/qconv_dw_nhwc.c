@@ -22,6 +22,9 @@
  *     in registers for 3x3), the width tail 4 pixels, then one by one;
  *  3. the rule on 16 lanes (be_rq16), four pixels narrowed at once (be_rq_narrow64), masked stores of the channel
  *     tail (NHWC) or a scatter into the planes (NCHW).
+ *  3x3 kernels of stride 1 or 2 across on NHWC inputs of whole 16-channel blocks take int16 pairs instead
+ *  (dw_range_pairs): the ring holds horizontally adjacent pixels paired, raw (x_zp outside the image, x_zp * sum(w)
+ *  out of the bias), and an output pixel is 6 vpdpwssd with int32 accumulators: no float conversions.
  * Integer results do not depend on the thread count or the job split.
  */
 #include "qconv.h"
@@ -396,6 +399,168 @@ static __attribute__((noinline)) void row16_any(const float *const *rows, const 
     row16(0, 0, 0, rows, g, c8, wf, e, oy, nhwc, yi);
 }
 
+/* -- AVX-512, 3x3 of stride 1 or 2 on NHWC rows of whole 16-channel blocks: int16 pairs and vpdpwssd ----------- */
+/* A ring row holds pairs of horizontally adjacent input pixels as int16 (minus x_zp, zero outside the image):
+ * pair j, channel c = the int32 at dst[j*C + c], low half pixel j*SW, high half pixel j*SW + 1 (padded columns).
+ * An output pixel ox then reads pair ox (taps kx = 0, 1) and pair ox + 2 / SW (tap 2 against a zero weight) of each
+ * tap row: 6 vpdpwssd (exact int32 sums of int16 products, |x - x_zp| <= 255) instead of 9 float FMAs, and the
+ * accumulators start at the bias, so the rule needs no conversion. Each input row is paired once (stride 1: every
+ * pair, each pixel converted once; stride 2: the even pairs), into the float ring's room (a pair per pixel at most). */
+static const int16_t DW_PAIRS[32] = {0, 32, 1, 33, 2,  34, 3,  35, 4,  36, 5,  37, 6,  38, 7,  39,
+                                     8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+
+/* padded pixel p of a row (image row s) as 16 int16, x_zp outside the image */
+static inline __attribute__((always_inline)) __m256i dw_px16(const int8_t *s, long p, const be_qconv_geo *g, long C,
+                                                            __m256i zp) {
+    const long ix = p - g->pw;
+    if (ix < 0 || ix >= g->W) return zp;
+    return _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(s + ix * C)));
+}
+
+/* padded input row r as pairs (pair j: pixels j*sw and j*sw + 1), raw int8 values widened to int16 and x_zp
+ * outside the image (row_pairs takes x_zp * sum(w) out of the bias); pairs of two image pixels are the bytes of
+ * both interleaved and sign-extended at once */
+static void pair_fill(const int8_t *xi, const be_qconv_geo *g, long wp, long r, int32_t x_zp, int32_t *dst) {
+    const long iy = r - g->ph, C = g->C, sw = g->sw, npair = sw == 1 ? wp : (wp + 1) / 2;
+    const __m256i zp = _mm256_set1_epi16((int16_t)x_zp);
+    if (iy < 0 || iy >= g->H) {
+        const __m512i zz = _mm512_castsi256_si512(zp);
+        const __m512i z2 = _mm512_inserti64x4(zz, zp, 1);
+        for (long i = 0; i < npair * C; i += 16) _mm512_storeu_si512((void *)(dst + i), z2);
+        return;
+    }
+    const int8_t *s = xi + iy * g->W * C;
+    const __m512i idx = _mm512_loadu_si512((const void *)DW_PAIRS);
+    /* pairs j in [j0, j1) have both pixels in the image */
+    const long j0 = (g->pw + sw - 1) / sw, j1e = (g->pw + g->W - 1 + sw - 1) / sw;
+    const long j1 = j1e < npair ? j1e : npair;
+    for (long j = 0; j < npair; j++) {
+        if (j == j0 && j0 < j1) {
+            for (; j < j1; j++) {
+                const int8_t *q = s + (j * sw - g->pw) * C;
+                int32_t *d = dst + j * C;
+                for (long c = 0; c < C; c += 16) {
+                    const __m128i a = _mm_loadu_si128((const __m128i *)(q + c));
+                    const __m128i b = _mm_loadu_si128((const __m128i *)(q + C + c));
+                    const __m256i ab = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi8(a, b)),
+                                                               _mm_unpackhi_epi8(a, b), 1);
+                    _mm512_storeu_si512((void *)(d + c), _mm512_cvtepi8_epi16(ab));
+                }
+            }
+            if (j >= npair) break;
+        }
+        for (long c = 0; c < C; c += 16) {
+            const __m512i a = _mm512_castsi256_si512(dw_px16(s + c, j * sw, g, C, zp));
+            const __m512i b = _mm512_castsi256_si512(dw_px16(s + c, j * sw + 1, g, C, zp));
+            _mm512_storeu_si512((void *)(dst + j * C + c), _mm512_permutex2var_epi16(a, idx, b));
+        }
+    }
+}
+
+/* four pixels' int32 sums (bias in them): the rule, narrowed, stored as out4 does */
+static inline __attribute__((always_inline)) void out4i(const dwq16 *d, __m512i a0, __m512i a1, __m512i a2, __m512i a3,
+                                                       int np, int out_nhwc, int8_t *dst, long C, long ohw) {
+    const __m512i t0 = be_rq16(a0, &d->q), t1 = np > 1 ? be_rq16(a1, &d->q) : t0;
+    const __m512i t2 = np > 2 ? be_rq16(a2, &d->q) : t0, t3 = np > 3 ? be_rq16(a3, &d->q) : t0;
+    const __m512i b = be_rq_narrow64(t0, t1, t2, t3, d->zp16, d->lo, d->hi);
+    if (out_nhwc) {
+        const __m128i o[4] = {_mm512_castsi512_si128(b), _mm512_extracti32x4_epi32(b, 1),
+                              _mm512_extracti32x4_epi32(b, 2), _mm512_extracti32x4_epi32(b, 3)};
+        for (int i = 0; i < np; i++) _mm_storeu_si128((__m128i *)(dst + i * C), o[i]);
+        return;
+    }
+    int8_t out[64];
+    _mm512_storeu_si512((void *)out, b);
+    for (int c = 0; c < 16; c++)
+        for (int i = 0; i < np; i++) dst[c * ohw + i] = out[16 * i + c];
+}
+
+/* one output row of the paired ring (rows[ky]: tap row ky), SW = 1 or 2 */
+static inline __attribute__((always_inline)) void row_pairs(const int SW, const int32_t *const *rows,
+                                                           const be_qconv_geo *g, const float *wf, const be_qepi *e,
+                                                           int32_t x_zp, long oy, int out_nhwc, int8_t *yi) {
+    const long OW = g->OW, C = g->C, ohw = (long)g->OH * OW, far = (2 / SW) * C;
+    const __m512i lo16 = _mm512_set1_epi32(0xFFFF), zpv = _mm512_set1_epi32(x_zp);
+    dwq16 d;
+    d.zp16 = _mm512_set1_epi16((int16_t)e->zp);
+    d.lo = _mm512_set1_epi8((int8_t)e->lo);
+    d.hi = _mm512_set1_epi8((int8_t)e->hi);
+    d.n = 16;
+    d.keep = 0xFFFF;
+    for (long cb = 0; cb < C; cb += 16) {
+        d.q = be_rqv16_make(_mm512_loadu_si512((const void *)(e->mult + cb)),
+                            _mm512_loadu_si512((const void *)(e->shift + cb)),
+                            _mm512_loadu_si512((const void *)(e->lim + cb)));
+        __m512i bias = e->bias ? _mm512_loadu_si512((const void *)(e->bias + cb)) : _mm512_setzero_si512();
+        __m512i wn[3], wz[3]; /* (w[ky][0], w[ky][1]) and (w[ky][2], 0) as int16 pairs */
+        for (int ky = 0; ky < 3; ky++) {
+            const __m512i w0 = _mm512_cvtps_epi32(_mm512_loadu_ps(wf + (long)(3 * ky) * C + cb));
+            const __m512i w1 = _mm512_cvtps_epi32(_mm512_loadu_ps(wf + (long)(3 * ky + 1) * C + cb));
+            const __m512i w2 = _mm512_cvtps_epi32(_mm512_loadu_ps(wf + (long)(3 * ky + 2) * C + cb));
+            wn[ky] = _mm512_or_si512(_mm512_and_si512(w0, lo16), _mm512_slli_epi32(w1, 16));
+            wz[ky] = _mm512_and_si512(w2, lo16);
+            /* bias - x_zp * sum(w) (wrapping, like the sums) */
+            bias = _mm512_sub_epi32(bias, _mm512_mullo_epi32(zpv, _mm512_add_epi32(_mm512_add_epi32(w0, w1), w2)));
+        }
+        int8_t *yrow = out_nhwc ? yi + oy * OW * C + cb : yi + cb * ohw + oy * OW;
+        const long px = out_nhwc ? C : 1;
+        long ox = 0;
+        for (; ox + 8 <= OW; ox += 8) {
+            __m512i a[8];
+            for (int i = 0; i < 8; i++) a[i] = bias;
+            for (int ky = 0; ky < 3; ky++) {
+                const int32_t *q = rows[ky] + cb + ox * C;
+                for (int i = 0; i < 8; i++) {
+                    a[i] = _mm512_dpwssd_epi32(a[i], _mm512_loadu_si512((const void *)(q + i * C)), wn[ky]);
+                    a[i] = _mm512_dpwssd_epi32(a[i], _mm512_loadu_si512((const void *)(q + i * C + far)), wz[ky]);
+                }
+            }
+            out4i(&d, a[0], a[1], a[2], a[3], 4, out_nhwc, yrow + ox * px, C, ohw);
+            out4i(&d, a[4], a[5], a[6], a[7], 4, out_nhwc, yrow + (ox + 4) * px, C, ohw);
+        }
+        for (; ox < OW; ox += 4) { /* the tail: blocks of up to 4 (the last pixels repeated, not stored) */
+            const int np = (int)(OW - ox < 4 ? OW - ox : 4);
+            __m512i a[4];
+            for (int i = 0; i < 4; i++) a[i] = bias;
+            for (int ky = 0; ky < 3; ky++)
+                for (int i = 0; i < 4; i++) {
+                    const int32_t *q = rows[ky] + cb + (ox + (i < np ? i : 0)) * C;
+                    a[i] = _mm512_dpwssd_epi32(a[i], _mm512_loadu_si512((const void *)q), wn[ky]);
+                    a[i] = _mm512_dpwssd_epi32(a[i], _mm512_loadu_si512((const void *)(q + far)), wz[ky]);
+                }
+            out4i(&d, a[0], a[1], a[2], a[3], np, out_nhwc, yrow + ox * px, C, ohw);
+        }
+    }
+}
+
+static __attribute__((noinline)) void row_pairs_s1(const int32_t *const *rows, const be_qconv_geo *g, const float *wf,
+                                                   const be_qepi *e, int32_t x_zp, long oy, int nhwc, int8_t *yi) {
+    row_pairs(1, rows, g, wf, e, x_zp, oy, nhwc, yi);
+}
+static __attribute__((noinline)) void row_pairs_s2(const int32_t *const *rows, const be_qconv_geo *g, const float *wf,
+                                                   const be_qepi *e, int32_t x_zp, long oy, int nhwc, int8_t *yi) {
+    row_pairs(2, rows, g, wf, e, x_zp, oy, nhwc, yi);
+}
+
+/* dw_range16 for the paired ring (3x3, stride 1 or 2 across, no dilation, NHWC input, C % 16 == 0) */
+static void dw_range_pairs(const int8_t *xi, int flags, const be_qconv_geo *g, long c8, long wp, const float *wf,
+                           const be_qepi *e, int32_t x_zp, long oy0, long oy1, int32_t *ring, int8_t *yi) {
+    const long R = 3, rs = wp * c8;
+    const int nhwc = (flags & 2) != 0;
+    const int32_t *rows[3];
+    long next = oy0 * g->sh;
+    for (long oy = oy0; oy < oy1; oy++) {
+        const long top = oy * g->sh;
+        if (next < top) next = top;
+        for (; next < top + R; next++) pair_fill(xi, g, wp, next, x_zp, ring + (next % R) * rs);
+        for (int ky = 0; ky < 3; ky++) rows[ky] = ring + ((top + ky) % R) * rs;
+        if (g->sw == 1)
+            row_pairs_s1(rows, g, wf, e, x_zp, oy, nhwc, yi);
+        else
+            row_pairs_s2(rows, g, wf, e, x_zp, oy, nhwc, yi);
+    }
+}
+
 /* output rows [oy0, oy1) of one image (a job of the driver; any range, so any split of the rows over threads):
  * the ring holds padded input rows r at ring + (r % R) * wp * c8; each output row first fills the rows it reads
  * that the ring lacks, then runs one row16 variant over it */
@@ -403,6 +568,10 @@ static void dw_range16(const int8_t *xi, int flags, const be_qconv_geo *g, long 
                        const be_qepi *e, int32_t x_zp, long oy0, long oy1, float *ring, int8_t *yi) {
     const long R = (long)(g->KH - 1) * g->dh + 1, rs = wp * c8;
     const int nhwc = (flags & 2) != 0, unit = g->dw == 1 && g->dh == 1;
+    if (unit && g->KH == 3 && g->KW == 3 && (g->sw == 1 || g->sw == 2) && (flags & 1) && g->C % 16 == 0) {
+        dw_range_pairs(xi, flags, g, c8, wp, wf, e, x_zp, oy0, oy1, (int32_t *)ring, yi);
+        return;
+    }
     void (*row)(const float *const *, const be_qconv_geo *, long, const float *, const be_qepi *, long, int,
                 int8_t *) = row16_any;
     if (unit && g->KH == 3 && g->KW == 3 && g->sw == 1) row = row16_3x3s1;

@@ -22,7 +22,7 @@ static inline __attribute__((always_inline)) __m512i rq_row(__m512i acc, int32_t
     if (s >= 33) {
         const __m512i mv = _mm512_set1_epi32(m);
         const __m512i pe = _mm512_mul_epi32(acc, mv), po = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), mv);
-        const __m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
+        const __m512i h = _mm512_mask_shuffle_epi32(po, 0x5555, pe, (_MM_PERM_ENUM)0xF5); /* even lanes: hi(pe) */
         return _mm512_sra_epi32(_mm512_add_epi32(h, _mm512_set1_epi32(1 << (s - 33))), _mm_cvtsi32_si128(s - 32));
     }
     const be_rqv16 q = be_rqv16_make(_mm512_set1_epi32(m), _mm512_set1_epi32(s), _mm512_set1_epi32(lim));

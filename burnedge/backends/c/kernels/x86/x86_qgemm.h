@@ -100,7 +100,7 @@ static inline __attribute__((always_inline)) void be_qtile_store(const __m256i a
  * Where every lane has s >= 33 or m == 0 (the usual case: scale ratios below 2^-2), `hi` says so and be_rq16 takes the short
  * form of rq32.h: lim is INT32_MAX there (no clamp), and with P = acc * m the rounding term 2^(s-1) has no low word,
  * so floor((P + 2^(s-1)) / 2^s) = (hi(P) + 2^(s-33)) >> (s-32) exactly (|hi(P)| < 2^30: no overflow); hi(P) of the
- * 16 lanes is two vpmuldq and a blend, the rest one add and one vpsravd: 7 operations instead of 12. */
+ * 16 lanes is two vpmuldq and a masked vpshufd, the rest one add and one vpsravd: 6 operations instead of 12. */
 typedef struct {
     __m512i m, mo, se, so, re, ro, c, lim, nlim;
     __m512i hrnd, hsh; /* the short form: 2^(s-33), s-32 */
@@ -135,7 +135,8 @@ static inline __attribute__((always_inline)) be_rqv16 be_rqv16_make(__m512i m, _
 static inline __attribute__((always_inline)) __m512i be_rq16(__m512i acc, const be_rqv16 *r) {
     if (r->hi) {
         const __m512i pe = _mm512_mul_epi32(acc, r->m), po = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), r->mo);
-        const __m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
+        /* even lanes: the odd dword of pe (its hi word), odd lanes: po's */
+        const __m512i h = _mm512_mask_shuffle_epi32(po, 0x5555, pe, (_MM_PERM_ENUM)0xF5);
         return _mm512_srav_epi32(_mm512_add_epi32(h, r->hrnd), r->hsh);
     }
     acc = _mm512_min_epi32(_mm512_max_epi32(acc, r->nlim), r->lim);
