@@ -53,95 +53,31 @@ typedef struct {
     long oy0, p0;
 } q1_call;
 
-/* pixels [p0, p0 + np) (np <= Q1_PIX) of the KQ-quad conv: a[p * KQ + q] = quad q of pixel p, flipped */
-static inline __attribute__((always_inline)) void q1_block(const int KQ, const int32_t *a, long np, const q1_call *c,
-                                                           int8_t *yb) {
-    const long M = c->M, k2 = (c->K + 1) / 2;
-    const be_qepi *e = c->e;
-    const __m512i perm = _mm512_loadu_si512((const void *)Q1_PAIR_TO_QUAD), ones = _mm512_set1_epi8(1);
-    const __m512i zp16 = _mm512_set1_epi16((int16_t)e->zp);
-    const __m512i lo = _mm512_set1_epi8((int8_t)e->lo), hi = _mm512_set1_epi8((int8_t)e->hi);
-    for (long j0 = 0; j0 < M; j0 += BE_QNR) {
-        const int8_t *bp = c->bpack + j0 / BE_QNR * k2 * 32;
-        __m512i w[8], cs = _mm512_setzero_si512();
-#pragma GCC unroll 8
-        for (int q = 0; q < KQ; q++) {
-            const __m512i v = 2 * q + 1 < k2 ? _mm512_loadu_si512((const void *)(bp + q * 64))
-                                             : _mm512_maskz_loadu_epi8(0xFFFFFFFFull, bp + q * 64);
-            w[q] = _mm512_permutexvar_epi16(perm, v);
-            cs = _mm512_dpbusd_epi32(cs, ones, w[q]);
-        }
-        const int nr = (int)(M - j0 < BE_QNR ? M - j0 : BE_QNR);
-        const __mmask16 keep = (__mmask16)((1u << nr) - 1u);
-        /* per-column arrays are padded to 16 */
-        const __m512i m = _mm512_loadu_si512((const void *)(e->mult + j0)), mo = _mm512_srli_epi64(m, 32);
-        const __m512i sh = _mm512_sub_epi32(_mm512_loadu_si512((const void *)(e->shift + j0)), _mm512_set1_epi32(32));
-        const __m512i rnd = _mm512_sllv_epi32(_mm512_set1_epi32(1), _mm512_sub_epi32(sh, _mm512_set1_epi32(1)));
-        const __m512i bias = e->bias ? _mm512_loadu_si512((const void *)(e->bias + j0)) : _mm512_setzero_si512();
-        const __m512i start = _mm512_sub_epi32(bias, _mm512_slli_epi32(cs, 7));
-        for (long i = 0; i < np; i += 8) {
-            const int32_t *ap = a + i * KQ;
-            __m512i acc[8];
-            for (int r = 0; r < 8; r++) acc[r] = start;
-#pragma GCC unroll 8
-            for (int q = 0; q < KQ; q++)
-#pragma GCC unroll 8
-                for (int r = 0; r < 8; r++)
-                    acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_set1_epi32(ap[r * KQ + q]), w[q]);
-            __m512i t[8];
-            for (int r = 0; r < 8; r++) t[r] = q1_rq(acc[r], m, mo, rnd, sh);
-            const __m512i b0 = be_rq_narrow64(t[0], t[1], t[2], t[3], zp16, lo, hi);
-            const __m512i b1 = be_rq_narrow64(t[4], t[5], t[6], t[7], zp16, lo, hi);
-            const __m128i o[8] = {_mm512_castsi512_si128(b0), _mm512_extracti32x4_epi32(b0, 1),
-                                  _mm512_extracti32x4_epi32(b0, 2), _mm512_extracti32x4_epi32(b0, 3),
-                                  _mm512_castsi512_si128(b1), _mm512_extracti32x4_epi32(b1, 1),
-                                  _mm512_extracti32x4_epi32(b1, 2), _mm512_extracti32x4_epi32(b1, 3)};
-            int8_t *d = yb + i * M + j0;
-            const int rows = (int)(np - i < 8 ? np - i : 8);
-            if (nr == BE_QNR && rows == 8)
-                for (int r = 0; r < 8; r++) _mm_storeu_si128((__m128i *)(d + r * M), o[r]);
-            else
-                for (int r = 0; r < rows; r++) _mm_mask_storeu_epi8(d + r * M, keep, o[r]);
-        }
-    }
-}
-
-#define Q1_KQ(N)                                                                                                 \
-    static __attribute__((noinline)) void q1_block##N(const int32_t *a, long np, const q1_call *c, int8_t *yb) { \
-        q1_block(N, a, np, c, yb);                                                                               \
-    }
-Q1_KQ(1)
-Q1_KQ(2)
-Q1_KQ(3)
-Q1_KQ(4)
-Q1_KQ(5)
-Q1_KQ(6)
-Q1_KQ(7)
-Q1_KQ(8)
-#undef Q1_KQ
 /* the rule's constants of one 16-column panel, and its accumulators' start */
 typedef struct {
     __m512i m, mo, rnd, sh, start;
     int nr;
 } q1_panel;
 
-/* panel j0 / 16 of the weights: its kq quads at w[0], w[step], ... (permuted from the B panel's pair rows), the
- * column sums taken out of the bias */
-static inline __attribute__((always_inline)) q1_panel q1_prep(const q1_call *c, long j0, __m512i *w, long step) {
-    const long K = c->K, kq = (K + 3) / 4, k2 = (K + 1) / 2, M = c->M;
-    const be_qepi *e = c->e;
+/* panel j0 / 16 of the weights: its kq = (K + 3) / 4 quads at w[0], w[step], ... (permuted from the B panel's pair
+ * rows), the column sums taken out of the bias; kq a constant where inlined (q1_block): the quads in registers */
+static inline __attribute__((always_inline)) q1_panel q1_prep(const q1_call *c, long j0, __m512i *w, long step,
+                                                             const int kq) {
+    const long k2 = (c->K + 1) / 2;
     const int8_t *bp = c->bpack + j0 / BE_QNR * k2 * 32;
     const __m512i perm = _mm512_loadu_si512((const void *)Q1_PAIR_TO_QUAD), ones = _mm512_set1_epi8(1);
     __m512i cs = _mm512_setzero_si512();
-    for (long q = 0; q < kq; q++) {
+#pragma GCC unroll 8
+    for (int q = 0; q < kq; q++) {
         const __m512i v = 2 * q + 1 < k2 ? _mm512_loadu_si512((const void *)(bp + q * 64))
                                          : _mm512_maskz_loadu_epi8(0xFFFFFFFFull, bp + q * 64);
         w[q * step] = _mm512_permutexvar_epi16(perm, v);
         cs = _mm512_dpbusd_epi32(cs, ones, w[q * step]);
     }
+    const be_qepi *e = c->e;
     q1_panel t;
-    t.nr = (int)(M - j0 < BE_QNR ? M - j0 : BE_QNR);
-    t.m = _mm512_loadu_si512((const void *)(e->mult + j0));
+    t.nr = (int)(c->M - j0 < BE_QNR ? c->M - j0 : BE_QNR);
+    t.m = _mm512_loadu_si512((const void *)(e->mult + j0)); /* per-column arrays are padded to 16 */
     t.mo = _mm512_srli_epi64(t.m, 32);
     t.sh = _mm512_sub_epi32(_mm512_loadu_si512((const void *)(e->shift + j0)), _mm512_set1_epi32(32));
     t.rnd = _mm512_sllv_epi32(_mm512_set1_epi32(1), _mm512_sub_epi32(t.sh, _mm512_set1_epi32(1)));
@@ -171,6 +107,41 @@ static inline __attribute__((always_inline)) void q1_store8(const __m512i *acc, 
     }
 }
 
+/* pixels [p0, p0 + np) (np <= Q1_PIX) of the KQ-quad conv: a[p * KQ + q] = quad q of pixel p, flipped; the
+ * panel's KQ weight quads stay in registers */
+static inline __attribute__((always_inline)) void q1_block(const int KQ, const int32_t *a, long np, const q1_call *c,
+                                                           int8_t *yb) {
+    const long M = c->M;
+    for (long j0 = 0; j0 < M; j0 += BE_QNR) {
+        __m512i w[8];
+        const q1_panel t = q1_prep(c, j0, w, 1, KQ);
+        for (long i = 0; i < np; i += 8) {
+            const int32_t *ap = a + i * KQ;
+            __m512i acc[8];
+            for (int r = 0; r < 8; r++) acc[r] = t.start;
+#pragma GCC unroll 8
+            for (int q = 0; q < KQ; q++)
+#pragma GCC unroll 8
+                for (int r = 0; r < 8; r++)
+                    acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_set1_epi32(ap[r * KQ + q]), w[q]);
+            q1_store8(acc, &t, (int)(np - i < 8 ? np - i : 8), c->e, M, yb + i * M + j0);
+        }
+    }
+}
+
+#define Q1_KQ(N)                                                                                                 \
+    static __attribute__((noinline)) void q1_block##N(const int32_t *a, long np, const q1_call *c, int8_t *yb) { \
+        q1_block(N, a, np, c, yb);                                                                               \
+    }
+Q1_KQ(1)
+Q1_KQ(2)
+Q1_KQ(3)
+Q1_KQ(4)
+Q1_KQ(5)
+Q1_KQ(6)
+Q1_KQ(7)
+Q1_KQ(8)
+#undef Q1_KQ
 /* any K up to Q1_MAXK: two panels (32 columns) at a time where there are, weight quads from L1 (interleaved:
  * w[2q + panel]), each broadcast quad meeting both panels' weights */
 static __attribute__((noinline)) void q1_block_any(const int32_t *a, long np, const q1_call *c, int8_t *yb) {
@@ -179,8 +150,8 @@ static __attribute__((noinline)) void q1_block_any(const int32_t *a, long np, co
     for (long j0 = 0; j0 < M; j0 += 2 * BE_QNR) {
         const int two = M - j0 > BE_QNR;
         q1_panel t[2];
-        t[0] = q1_prep(c, j0, w, 2);
-        t[1] = two ? q1_prep(c, j0 + BE_QNR, w + 1, 2) : t[0];
+        t[0] = q1_prep(c, j0, w, 2, (int)kq);
+        t[1] = two ? q1_prep(c, j0 + BE_QNR, w + 1, 2, (int)kq) : t[0];
         for (long i = 0; i < np; i += 8) {
             const int32_t *ap = a + i * kq;
             __m512i acc0[8], acc1[8];
