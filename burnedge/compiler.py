@@ -88,7 +88,7 @@ def plan(model: Model | Graph, backend: Backend | str, options: Options | None =
     if missing:
         raise UnsupportedOpError(missing, backend=b.name)
     graph.threads = o.max_threads
-    return make_plan(graph, lambda node: b.scratch(graph, node))
+    return make_plan(graph, lambda node: b.scratch(graph, node), reads=b.reads(graph))
 
 
 def compile(model: Model | Graph, backend: Backend | str, options: Options | None = None) -> Compiled:  # noqa: A001

@@ -88,6 +88,11 @@ class Backend:
         """Bytes of scratch memory the step running `node` needs; the planner places them in the arena."""
         return 0
 
+    def reads(self, graph: Graph) -> dict[int, list[str]]:
+        """Step -> tensors its kernel reads besides the node's inputs (default none): the planner keeps them
+        alive until then (the OpenCL backend computes a depthwise convolution inside the 1x1 one after it)."""
+        return {}
+
     def compile(self, plan: Plan, threads: int = 1) -> Executable:
         """An executable of `plan` (one that also has `run_steps` serves checked<x> and profiled<x>)."""
         raise NotImplementedError

@@ -55,6 +55,9 @@ class _Wrapper(Backend):
     def scratch(self, graph: Graph, node: Node) -> int:
         return self.inner.scratch(graph, node)
 
+    def reads(self, graph: Graph) -> dict[int, list[str]]:
+        return self.inner.reads(graph)
+
     def artifacts(self, plan: Plan) -> Artifacts:
         return self.inner.artifacts(plan)
 

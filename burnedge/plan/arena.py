@@ -9,7 +9,7 @@ are the weights, read-only, owned by whoever loads the model.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..ir import Graph, Node
@@ -76,10 +76,11 @@ def make_plan(
     scratch: Callable[[Node], int] | None = None,
     in_place: bool = True,
     external: frozenset[str] = frozenset(),
+    reads: Mapping[int, Sequence[str]] | None = None,
 ) -> Plan:
-    """Lifetimes (with aliases and scratch) -> offsets from the best planner -> Plan. Tensors named `external`
-    live outside this arena (schedule.lifetimes) and get no offset here."""
-    buffers = lifetimes(graph, scratch, in_place, external)
+    """Lifetimes (with aliases, scratch and a backend's extra `reads`) -> offsets from the best planner -> Plan.
+    Tensors named `external` live outside this arena (schedule.lifetimes) and get no offset here."""
+    buffers = lifetimes(graph, scratch, in_place, external, reads)
     planner, offsets, size = best_plan([(b.size, b.first, b.last) for b in buffers])
     by_tensor = {t: off for b, off in zip(buffers, offsets) for t in b.tensors}
     scratch_at = {b.scratch_of: (off, b.size) for b, off in zip(buffers, offsets) if b.scratch_of is not None}

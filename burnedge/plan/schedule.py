@@ -13,7 +13,7 @@ tensors where that plan put them): they get no buffer, and nothing is aliased on
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..ir import Graph, Node
@@ -51,8 +51,11 @@ def lifetimes(
     scratch: Callable[[Node], int] | None = None,
     in_place: bool = True,
     external: frozenset[str] = frozenset(),
+    reads: Mapping[int, Sequence[str]] | None = None,
 ) -> list[Buffer]:
     """Buffers for every arena tensor of `graph` (constants and object tensors live elsewhere), plus scratch.
+    `reads` names tensors a step reads besides its node's inputs (a backend's kernel that recomputes an earlier
+    step's output from that step's inputs): they live until then.
 
     Steps: walk the nodes in order; a view joins its input's buffer; an elementwise output joins the buffer of a
     same-size input whose last reader is this step; any other output opens a buffer. Then extend each buffer to
@@ -61,7 +64,7 @@ def lifetimes(
     end = len(graph.nodes)
     last_use: dict[str, int] = {}
     for step, node in enumerate(graph.nodes):
-        for n in node.uses():
+        for n in [*node.uses(), *(reads or {}).get(step, ())]:
             last_use[n] = step
     for n in graph.outputs:
         last_use[n] = end

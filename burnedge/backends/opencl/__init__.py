@@ -26,7 +26,7 @@ from ...plan import Plan
 from ..base import Artifacts, Backend, Library
 from .emit import CLTYPES, Emitted, Launch, OpenCLError, emit, find, weights_blob
 from .gemm import split_k
-from .ops_dense import problem
+from .ops_dense import depthwise_pairs, inline_depthwise, problem
 from .runtime import INSTALL, CLModel, Slot, cl, compute_units, unavailable
 from .tune import Tuner
 
@@ -85,9 +85,16 @@ class OpenCLBackend(Backend):
         s = split_k(m, n, k, z, compute_units())
         return s * m * n * z * 4 if s > 1 else 0
 
+    def reads(self, graph: Graph) -> dict[int, list[str]]:
+        """A 1x1 convolution that computes the depthwise one before it (ops_dense.inline_depthwise) reads that
+        one's input: it must outlive the step."""
+        if cl is None:
+            return {}
+        return {step: [dw.inputs[0]] for step, dw in depthwise_pairs(graph).items()}
+
     def _emit(self, plan: Plan) -> Emitted:
         tuner = Tuner(plan, self.tune)
-        return emit(plan, tuner.choose, tuner.cached(), tuner.compute_units)
+        return emit(plan, tuner.choose, tuner.cached(), tuner.compute_units, inline_depthwise(plan))
 
     def compile(self, plan: Plan, threads: int = 1) -> CLModel:
         self.check(plan.graph)

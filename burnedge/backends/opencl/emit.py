@@ -72,20 +72,24 @@ def cltype(dtype: Any) -> str:
 
 @dataclass(frozen=True)
 class Launch:
-    """One enqueue of a run: the kernel's name, its global and local ranges, and the plan step it belongs to."""
+    """One enqueue of a run: the kernel's name, its global and local ranges, and the plan step it belongs to.
+    A `step_only` launch computes a tensor that a later kernel recomputes where it reads it (ops_dense's inlined
+    depthwise): a run skips it, a run step by step (checked<opencl>) keeps it, so every step's output is there."""
 
     kernel: str
     global_size: tuple[int, ...]
     local_size: tuple[int, ...] | None
     step: int
+    step_only: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"kernel": self.kernel, "global": list(self.global_size), "local": self.local_size, "step": self.step}
+        d = {"kernel": self.kernel, "global": list(self.global_size), "local": self.local_size, "step": self.step}
+        return {**d, "step_only": True} if self.step_only else d
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> Launch:
         local = tuple(d["local"]) if d["local"] is not None else None
-        return Launch(d["kernel"], tuple(d["global"]), local, int(d["step"]))
+        return Launch(d["kernel"], tuple(d["global"]), local, int(d["step"]), bool(d.get("step_only", False)))
 
 
 @dataclass
@@ -156,6 +160,8 @@ class Ctx:
     compute_units: int = 16  # the device's, for the GEMM heuristic
     flops: int = 0  # multiply-adds x 2 of the GEMMs and convolutions: what a run computes
     local_1d: int = 128  # work-group size of the one-dimensional kernels
+    inlined: dict[str, Node] = field(default_factory=dict)  # tensor -> the node its reader computes it with
+    step_only: bool = False  # this step's launches are skipped by a run (its output is inlined where read)
 
     @property
     def graph(self) -> Graph:
@@ -200,23 +206,24 @@ class Ctx:
         """Adds a derived constant (repacked weights) and returns its typed pointer."""
         return f"((__global const {cltype(arr.dtype)} *)(W + {self._add_weight(key, arr)}))"
 
-    def gemm(self, m: int, n: int, k: int, z: int, helpers: str) -> None:
+    def gemm(self, m: int, n: int, k: int, z: int, helpers: str, tag: str = "") -> None:
         """Adds the tiled GEMM of an M x N x K problem (z of them) over `helpers` (gemm.py), its tile shape
         chosen by the tuner for this problem; split over K (a second kernel sums the slices) when the plan gave
-        the step scratch for it (the backend's `scratch` asks gemm.split_k with the same device facts)."""
+        the step scratch for it (the backend's `scratch` asks gemm.split_k with the same device facts). `tag`
+        tells apart tuning keys of one shape whose loaders cost differently (an inlined depthwise)."""
         self.flops += 2 * m * n * k * z
         split = split_k(m, n, k, z, self.compute_units)
         room = self.plan.scratch.get(self.step, (0, 0))[1] if self.plan is not None else 0
         if split > 1 and room >= split * m * n * z * 4:
             partial = f"((__global float *)(A + {self.plan.scratch[self.step][0]}))"
             names = heuristic(m, n, z * split, self.compute_units)
-            key = f"gemm:{m}x{n}x{k}x{z}/{split}"
+            key = f"gemm:{m}x{n}x{k}x{z}/{split}{tag}"
             pick = self._pick(key, names, m, n, k, z, helpers, split, partial)
             self.launch(*self.gemm_variant(CONFIGS[pick], m, n, k, z, helpers, split, partial))
             self.launch(reduce_source(m, n, z, split, helpers, partial), z * m * n, (self.local_1d,))
             return
         names = heuristic(m, n, z, self.compute_units)
-        key = f"gemm:{m}x{n}x{k}x{z}"
+        key = f"gemm:{m}x{n}x{k}x{z}{tag}"
         pick = self._pick(key, names, m, n, k, z, helpers)
         src, gs, local = self.gemm_variant(CONFIGS[pick], m, n, k, z, helpers)
         self.launch(src, gs, local)
@@ -264,7 +271,7 @@ class Ctx:
                 + f"\n  {body}\n}}"
             )
         self.kernels.append(f"/* step {self.step}: {self.node.op_type if self.node else ''} */\n{src}")
-        self.launches.append(Launch(name, gs, local, self.step))
+        self.launches.append(Launch(name, gs, local, self.step, self.step_only))
 
 
 def emit(
@@ -272,15 +279,19 @@ def emit(
     choose: Callable[[str, dict, int], str] | None = None,
     tuning: dict[str, str] | None = None,
     compute_units: int = 16,
+    inlined: dict[str, Node] | None = None,
 ) -> Emitted:
     """The program of `plan`: every step's kernels, the weights they read, the launches in order. `choose` picks
-    a GEMM tile shape among measured variants (tune.py); `tuning` holds the choices already made."""
+    a GEMM tile shape among measured variants (tune.py); `tuning` holds the choices already made; `inlined` names
+    tensors a run computes where they are read, with the node that makes them (their own step is step-only)."""
     ctx = Ctx(plan, choose=choose, tuning=dict(tuning or {}), compute_units=compute_units)
+    ctx.inlined = dict(inlined or {})
     for i, node in enumerate(plan.graph.nodes):
         gen = find(node)
         if gen is None:
             raise OpenCLError(f"OpenCL backend cannot run node {node.name!r} ({node.op_type}): no kernel for it")
         ctx.step, ctx.node = i, node
+        ctx.step_only = any(o in ctx.inlined for o in node.outputs if o)
         gen(ctx, node)
     source = PRELUDE + "\n\n".join(ctx.kernels) + "\n"
     return Emitted(source, ctx.launches, ctx.weights, ctx.weight_bytes, ctx.tuning, ctx.flops)

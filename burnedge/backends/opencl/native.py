@@ -218,12 +218,19 @@ class Native:
         if status:
             raise OpenCLError(f"OpenCL input copy of {array.nbytes} bytes failed with status {status}")
 
-    def read(self, offset: int, array: np.ndarray) -> None:
-        """A non-blocking copy from the arena at `offset` into `array` (complete once the run's marker is)."""
+    def read(self, offset: int, array: np.ndarray, last: bool = False) -> Event | None:
+        """A non-blocking copy from the arena at `offset` into `array` (complete once the run's event is). The
+        `last` one of a run gives that event (the queue is in order: it completes after everything before it)
+        and flushes the queue, as `marker` does: one call fewer per run."""
         ptr, null = self._ffi.cast("void *", array.ctypes.data), self._null
-        status = self._lib.clEnqueueReadBuffer(self._queue, self._arena, 0, offset, array.nbytes, ptr, 0, null, null)
+        event = self._event if last else null
+        status = self._lib.clEnqueueReadBuffer(self._queue, self._arena, 0, offset, array.nbytes, ptr, 0, null, event)
         if status:
             raise OpenCLError(f"OpenCL output copy of {array.nbytes} bytes failed with status {status}")
+        if not last:
+            return None
+        self._lib.clFlush(self._queue)
+        return Event(self._ffi, self._lib, self._event[0])
 
     def marker(self) -> Event:
         """An event completing when everything queued so far has, then the queue flushed to the device."""

@@ -76,7 +76,7 @@ def gemm(ctx: Ctx, node: Node) -> None:
     _emit_dense(ctx, node, m, n, k, 1, lda, ldb, y, f"m * {n} + n", r)
 
 
-def _emit_dense(ctx, node, m, n, k, z, lda, ldb, y, out_index, r, z_a="", z_b="", z_o="") -> None:
+def _emit_dense(ctx, node, m, n, k, z, lda, ldb, y, out_index, r, z_a="", z_b="", z_o="", tag="") -> None:
     out = node.outputs[0]
     res = f" + {ctx.ptr(r)}[o]" if r else ""
     helpers = (
@@ -86,7 +86,7 @@ def _emit_dense(ctx, node, m, n, k, z, lda, ldb, y, out_index, r, z_a="", z_b=""
         f"  {z_o}const long o = {out_index};\n  const float y = {y}{res};\n"
         f"  {ctx.ptr(out)}[o] = {activation(node, 'y')};\n}}"
     )
-    ctx.gemm(m, n, k, z, helpers)
+    ctx.gemm(m, n, k, z, helpers, tag)
 
 
 def _strided_batch(batch: tuple[int, ...], st: list[int]) -> tuple[str, str]:
@@ -194,7 +194,10 @@ def conv(ctx: Ctx, node: Node) -> None:
     kk = g["Cg"] * khw
     lda = f"{w}[(z * {g['Mg']} + m) * {kk} + k]"
     simple = khw == 1 and g["SH"] == g["SW"] == 1 and g["PH"] == g["PW"] == 0 and ohw == g["H"] * g["W"]
-    if simple:
+    inlined = ctx.inlined.get(node.inputs[0])
+    if simple and inlined is not None:  # the depthwise conv before it, computed where its output is read
+        z_b, ldb = _depthwise_value(ctx, inlined)
+    elif simple:
         z_b = f"const int bi = n / {ohw}, p = n % {ohw}; "
         ldb = f"{x}[(bi * {g['C']} + z * {g['Cg']} + k) * {ohw} + p]"
     else:
@@ -209,18 +212,14 @@ def conv(ctx: Ctx, node: Node) -> None:
     co = f"(z * {g['Mg']} + m)"
     y = f"(acc + {ctx.ptr(bias)}[{co}])" if bias else "acc"
     out_index = f"((long)(n / {ohw}) * {g['M']} + {co}) * {ohw} + n % {ohw}"
-    _emit_dense(ctx, node, g["Mg"], g["B"] * ohw, kk, g["G"], lda, ldb, y, out_index, r, "", z_b)
+    tag = "/dw" if simple and inlined is not None else ""
+    _emit_dense(ctx, node, g["Mg"], g["B"] * ohw, kk, g["G"], lda, ldb, y, out_index, r, "", z_b, tag=tag)
 
 
-def _depthwise(ctx: Ctx, node: Node, g: dict[str, int], x: str, w: str, bias, r) -> None:
-    """One work item per output element: co's input channel co / (M/C), its KH x KW taps."""
-    n = g["B"] * g["M"] * g["OH"] * g["OW"]
-    ctx.flops += 2 * n * g["KH"] * g["KW"]
-    mult = g["Mg"]
-    lines = [
-        f"if (i >= {n}) return;",
-        f"const int ow = i % {g['OW']}, oh = (i / {g['OW']}) % {g['OH']}, co = (i / {g['OH'] * g['OW']}) % {g['M']};",
-        f"const int bi = i / {g['M'] * g['OH'] * g['OW']}, ci = co / {mult};",
+def _taps(g: dict[str, int], x: str, w: str) -> list[str]:
+    """Statements summing depthwise output (bi, co, oh, ow) (all defined before) over its KH x KW taps of input
+    channel ci into `acc`."""
+    return [
         f"__global const float *xp = {x} + ((long)bi * {g['C']} + ci) * {g['H'] * g['W']};",
         f"__global const float *wp = {w} + co * {g['KH'] * g['KW']};",
         "float acc = 0.0f;",
@@ -232,10 +231,88 @@ def _depthwise(ctx: Ctx, node: Node, g: dict[str, int], x: str, w: str, bias, r)
         f"    if (iw >= 0 && iw < {g['W']}) acc = fma(xp[ih * {g['W']} + iw], wp[kh * {g['KW']} + kw], acc);",
         "  }",
         "}",
+    ]
+
+
+def _depthwise(ctx: Ctx, node: Node, g: dict[str, int], x: str, w: str, bias, r) -> None:
+    """One work item per output element: co's input channel co / (M/C), its KH x KW taps."""
+    n = g["B"] * g["M"] * g["OH"] * g["OW"]
+    ctx.flops += 2 * n * g["KH"] * g["KW"]
+    lines = [
+        f"if (i >= {n}) return;",
+        f"const int ow = i % {g['OW']}, oh = (i / {g['OW']}) % {g['OH']}, co = (i / {g['OH'] * g['OW']}) % {g['M']};",
+        f"const int bi = i / {g['M'] * g['OH'] * g['OW']}, ci = co / {g['Mg']};",
+        *_taps(g, x, w),
         f"float y = acc{f' + {ctx.ptr(bias)}[co]' if bias else ''}{f' + {ctx.ptr(r)}[i]' if r else ''};",
         f"{ctx.ptr(node.outputs[0])}[i] = {activation(node, 'y')};",
     ]
     ctx.launch("\n  ".join(lines), n, (ctx.local_1d,))
+
+
+def _depthwise_value(ctx: Ctx, dw: Node) -> tuple[str, str]:
+    """(statements, expression) of depthwise node `dw`'s output at channel k, pixel n (the B loader of the 1x1
+    convolution reading it): its taps, bias and activation, as its own kernel would compute them."""
+    g = conv_geo(ctx, dw)
+    bias = dw.inputs[2] if len(dw.inputs) > 2 and dw.inputs[2] else None
+    ohw = g["OH"] * g["OW"]
+    head = f"const int bi = n / {ohw}, p = n % {ohw}, oh = p / {g['OW']}, ow = p % {g['OW']}, co = k, ci = k;"
+    body = [head, *_taps(g, ctx.ptr(dw.inputs[0]), ctx.ptr(dw.inputs[1]))]
+    body.append(f"const float y = acc{f' + {ctx.ptr(bias)}[co]' if bias else ''};")
+    return "\n  ".join(body) + "\n  ", activation(dw, "y")
+
+
+def depthwise_pairs(g) -> dict[int, Node]:
+    """Step of a 1x1 convolution -> the depthwise convolution right before it, which a run computes inside it
+    (one launch fewer: a GPU's host pays several microseconds per launch, and a small net is all launches).
+    Taken where the depthwise output has that one reader, is no graph output, and is read as it lies (the plain
+    implicit GEMM: stride 1, no padding, one group); the backend's `reads` keeps the depthwise input alive.
+    Only for few output channels: on an H200 (2026-12-04) the fused kernel was faster at M <= 32 (MobileNetV2's
+    first projections: 10-50% at batch 1 and 32) and at M = 64 over K = 64 (the KWS net: 30%), slower from
+    M = 64 over K >= 192 (the depthwise values are recomputed by every work-group row of M)."""
+    readers = g.consumers()
+    shapes = _Shapes(g)
+    found = {}
+    for i, (dw, pw) in enumerate(zip(g.nodes, g.nodes[1:])):
+        if dw.op_type not in ("Conv", "FusedConv") or pw.op_type not in ("Conv", "FusedConv") or not dw.outputs:
+            continue
+        y = dw.outputs[0]
+        if y in g.outputs or [id(n) for n in readers.get(y, [])] != [id(pw)] or pw.inputs.count(y) != 1:
+            continue
+        if pw.inputs[0] != y or (len(dw.inputs) > 3 and dw.inputs[3]) or g.values[dw.inputs[0]].is_const:
+            continue
+        if any(g.values[n].dtype != np.float32 for n in [*dw.inputs, *dw.outputs, *pw.inputs, *pw.outputs] if n):
+            continue
+        try:
+            a, b = conv_geo(shapes, dw), conv_geo(shapes, pw)
+        except (ValueError, IndexError, KeyError):
+            continue
+        if not (a["Cg"] == 1 and a["G"] > 1 and a["Mg"] == 1 and b["G"] == 1 and b["KH"] * b["KW"] == 1):
+            continue
+        if not (b["M"] <= 32 or (b["M"] <= 64 and b["C"] <= 128)):
+            continue  # each group of M rows recomputes the depthwise values it reads: measured slower past that
+        if b["SH"] == b["SW"] == 1 and not (b["PH"] or b["PW"]) and b["OH"] * b["OW"] == b["H"] * b["W"]:
+            found[i + 1] = dw
+    return found
+
+
+def inline_depthwise(plan) -> dict[str, Node]:
+    """The depthwise_pairs of `plan` by the depthwise output's name, where the plan lets the 1x1 convolution
+    read the depthwise input throughout: nothing it writes (output, split-K scratch) lies over that input."""
+    g = plan.graph
+
+    def span(name: str) -> tuple[int, int]:
+        v, off = g.values[name], plan.offsets.get(name)
+        return (-1, -1) if off is None else (off, off + int(np.prod(v.shape, dtype=np.int64)) * v.dtype.itemsize)
+
+    def apart(a: tuple[int, int], b: tuple[int, int]) -> bool:
+        return a[1] <= b[0] or b[1] <= a[0]
+
+    found = {}
+    for step, dw in depthwise_pairs(g).items():
+        src, (s_off, s_len) = span(dw.inputs[0]), plan.scratch.get(step, (0, 0))
+        if apart(src, span(g.nodes[step].outputs[0])) and apart(src, (s_off, s_off + s_len)):
+            found[dw.outputs[0]] = dw
+    return found
 
 
 class _Shapes:

@@ -188,11 +188,12 @@ class CLModel:
         self.weights = cl.Buffer(self.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=blob)
         self.flops = flops  # per run (GEMMs and convolutions), for achieved FLOP/s
         prg = program(source, flops)
-        self._kernels = []
+        self._stepped = []  # every launch, for runs step by step
         for launch in launches:
             k = cl.Kernel(prg, launch.kernel)
             k.set_args(self.arena, self.weights)
-            self._kernels.append((k, launch))
+            self._stepped.append((k, launch))
+        self._kernels = [(k, ln) for k, ln in self._stepped if not ln.step_only]  # what a run enqueues
         self._native = Native.open(self.queue, self.arena, self._kernels)  # None: pyopencl's calls instead
         self._calls = self._native or QueueCalls(self.queue, self.arena, self._kernels)
         self._ring = Ring(self.context, self.queue, inputs, [s for s in outputs if s.name not in self.constants])
@@ -239,10 +240,11 @@ class CLModel:
                 if view.nbytes:
                     self._calls.write(s.offset, view)
             self._calls.enqueue()
-            for s, view in zip(self._ring.outputs, self._ring.output_views(i)):
-                if view.nbytes:
-                    self._calls.read(s.offset, view)
-            run = PendingRun(self._calls.marker(), lambda: self._collect(i))
+            reads = [(s, v) for s, v in zip(self._ring.outputs, self._ring.output_views(i)) if v.nbytes]
+            for s, view in reads[:-1]:
+                self._calls.read(s.offset, view)
+            done = self._calls.read(reads[-1][0].offset, reads[-1][1], last=True) if reads else self._calls.marker()
+            run = PendingRun(done, lambda: self._collect(i))
             self._ring.own(i, run)
         return run
 
@@ -289,7 +291,7 @@ class CLModel:
                 if before is not None:
                     self.queue.finish()
                     before(i, read)
-                self._enqueue([(k, ln) for k, ln in self._kernels if ln.step == i])
+                self._enqueue([(k, ln) for k, ln in self._stepped if ln.step == i])
                 if after is not None:
                     self.queue.finish()
                     after(i, read)

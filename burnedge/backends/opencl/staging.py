@@ -59,8 +59,12 @@ class QueueCalls:
     def write(self, offset: int, array: np.ndarray) -> None:
         cl.enqueue_copy(self._queue, self._arena, array, dst_offset=offset, is_blocking=False)
 
-    def read(self, offset: int, array: np.ndarray) -> None:
-        cl.enqueue_copy(self._queue, array, self._arena, src_offset=offset, is_blocking=False)
+    def read(self, offset: int, array: np.ndarray, last: bool = False) -> QueueEvent | None:
+        event = cl.enqueue_copy(self._queue, array, self._arena, src_offset=offset, is_blocking=False)
+        if not last:
+            return None
+        self._queue.flush()
+        return QueueEvent(event)
 
     def marker(self) -> QueueEvent:
         event = QueueEvent(cl.enqueue_marker(self._queue))
