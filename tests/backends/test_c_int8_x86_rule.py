@@ -49,23 +49,8 @@ def _dw_graph() -> G:
         b = qconv(g, f"b{i}", a, c, 1, k, group=c, pads=list(p), strides=list(s), dilations=list(d), xzp=4, yzp=-2,
                   rq=rq, output=False)  # fmt: skip
         qconv(g, f"c{i}", b, 6, c, (1, 1), xzp=-2, yzp=1)  # NHWC -> NCHW through the GEMM
-        qconv(
-            g,
-            f"d{i}",
-            a,
-            c,
-            1,
-            k,
-            group=c,
-            pads=list(p),
-            strides=list(s),
-            dilations=list(d),
-            xzp=4,
-            rq=_mixed(c),
-            bias=i % 3 != 0,
-            y_min=-50,
-            y_max=90,
-        )  # fmt: skip  NHWC in, NCHW graph output
+        qconv(g, f"d{i}", a, c, 1, k, group=c, pads=list(p), strides=list(s), dilations=list(d), xzp=4,
+              rq=_mixed(c), bias=i % 3 != 0, y_min=-50, y_max=90)  # fmt: skip  NHWC in, NCHW graph output
     # NCHW in and out (a small plane: the channels-last kernel between NCHW tensors), 28 and 12 channels
     x = g.input("xn", i8(1, 28, 6, 9))
     qconv(g, "n0", x, 28, 1, (3, 3), group=28, pads=[1, 1, 1, 1], strides=[2, 2], xzp=3, yzp=-4, rq=_mixed(28))
