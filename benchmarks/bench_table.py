@@ -7,8 +7,10 @@ Per model and thread count, five engines run side by side in one process:
         QDQ model (quantize_static: MinMax, per-channel, int8 weights and activations), both calibrated on the
         same batches; and burnedge running onnxruntime's QDQ file (its QDQ import), the same int8 model on both.
 (burnedge has no QDQ ONNX export, so onnxruntime cannot run burnedge's own int8 model.)
-Every engine warms up, then the runs alternate (with threads > 1 in blocks of BLOCK runs per engine: each engine's
-workers keep spinning a while after a run and would take the cores the next one needs); the table gives medians.
+Every engine warms up, then the runs alternate (with threads > 1 in blocks of BLOCK runs per engine, each block after
+SETTLE seconds of quiet and one untimed run: an engine's workers keep spinning a while after its last run and take
+the cores the next one needs; on the 2-core VM, onnxruntime's spun for ~40 ms, and burnedge's next four ResNet-18
+int8 runs took 11-15 ms instead of 7.5, 2026-12-04); the table gives medians.
 GFLOP/s and GOP/s = 2 x the model's multiply-adds (burnedge.analysis, what `burnedge inspect` prints) / median
 time; efficiency = that over N x the per-core limit (machine_limits.py: FMA for fp32, VNNI or AVX2 for int8).
 
@@ -45,6 +47,7 @@ from tests.models import suite  # noqa: E402
 DEFAULT_MODELS = ["resnet18", "mobilenet_v2", "transformer", "resnet8", "ds_cnn", "mobilenet_v1_025",
                   "fc_autoencoder", "mlp"]  # fmt: skip
 BLOCK = 10  # runs in a row per engine with threads > 1 (see the docstring)
+SETTLE = 0.1  # seconds of quiet before each such block, then one untimed run (see the docstring)
 ENGINES = ("be_f32", "ort_f32", "be_int8", "ort_int8", "be_ort_qdq")
 
 
@@ -175,6 +178,9 @@ def timed(calls: dict[str, object], threads: int, repeats: int, warmup: int) -> 
     times: dict[str, list[float]] = {k: [] for k in calls}
     for _ in range(-(-repeats // block)):
         for k, f in calls.items():
+            if block > 1:  # the last engine's workers spin on: let them stop before this one's block
+                time.sleep(SETTLE)
+                f()
             for _ in range(block):
                 t0 = time.perf_counter()
                 f()
