@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from onnx import TensorProto, helper
 
-from burnedge.plan import PLANNERS, best_plan
+import burnedge
+from burnedge.plan import PLANNERS, best_plan, lifetimes, make_plan
 from burnedge.plan.planner import ALIGN
 
 
@@ -56,3 +58,28 @@ def test_chain_reuses_memory():
     # a -> b -> c -> d, each 1 KiB: two buffers are ever alive together, so two slots suffice
     bufs = [(1024, i, i + 1) for i in range(4)]
     assert best_plan(bufs)[2] == 2 * 1024
+
+
+def test_extra_reads_keep_a_tensor_alive_until_that_step():
+    """A backend's `reads` (a fused kernel reading a tensor past its node's last reader) extends its lifetime:
+    in a chain a -> b -> c the planner puts c over a; with step 1 also reading a, c gets a place of its own."""
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"]),
+        helper.make_node("Sigmoid", ["a"], ["b"]),
+        helper.make_node("Sqrt", ["b"], ["c"]),
+        helper.make_node("Neg", ["c"], ["y"]),
+    ]
+    info = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [256]) for n in ("x", "y")]
+    graph = helper.make_graph(nodes, "g", info[:1], info[1:])
+    g = burnedge.load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])).graph
+
+    def overlap(p, u: str, v: str) -> bool:
+        a, b, n = p.offsets[u], p.offsets[v], 256 * 4
+        return not (a + n <= b or b + n <= a)
+
+    plain = make_plan(g, in_place=False)
+    assert overlap(plain, "a", "c")
+    kept = make_plan(g, in_place=False, reads={2: ["a"]})
+    assert not overlap(kept, "a", "c")
+    (buf,) = [b for b in lifetimes(g, in_place=False, reads={2: ["a"]}) if "a" in b.tensors]
+    assert buf.last == 2
