@@ -3,6 +3,7 @@
  *   BE_ISA_X86_AVX2  x86 with AVX2 and FMA                          -> kernels/x86/
  *   BE_ISA_X86_AVX512F ... and AVX-512 F/BW/VL/DQ: the float kernels' zmm tiles (x86_zmm*.h; host on Zen 4 /
  *                    Skylake-SP and later, x86-64-v4; not x86-64-v3)
+ *   BE_ISA_X86_VBMI  ... AVX512F and VBMI (vpermi2b: Ice Lake, Zen 4 and later; not x86-64-v4 alone)
  *   BE_ISA_X86_VNNI512 ... and AVX-512 F/BW/VL with VNNI (vpdpbusd zmm: x86-64-v4 + VNNI, Zen 4, Ice Lake)
  *   BE_ISA_X86_AVXVNNI ... and AVX-VNNI (the VEX vpdpbusd on ymm: Alder Lake, Zen 5) when VNNI512 is not there
  *   BE_ISA_NEON      ARM Advanced SIMD: aarch64, armv7 -mfpu=neon*  -> kernels/arm/
@@ -24,6 +25,9 @@
 #define BE_ISA_X86_AVX2 1
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512DQ__)
 #define BE_ISA_X86_AVX512F 1
+#if defined(__AVX512VBMI__)
+#define BE_ISA_X86_VBMI 1 /* byte permutes across a zmm (vpermi2b): int8 table lookups */
+#endif
 #endif
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__)
 #define BE_ISA_X86_VNNI512 1

@@ -1,11 +1,15 @@
 /* Internal to the kernel sets: the loops of qelementwise.c (reference/qelementwise.c has the algorithm). A set's
- * qelementwise.c defines, after qelementwise_common.h, its vector rows and the statement hooks QBIN_ROW_VEC and
- * QREQ_VEC (over the locals where they stand; empty: the scalar rule alone), then includes this. */
+ * qelementwise.c defines, after qelementwise_common.h, its vector rows and the statement hooks QBIN_ROW_VEC,
+ * QREQ_VEC and QLUT_VEC (over the locals where they stand; empty: the scalar rule alone), then includes this. */
 #ifndef BURNEDGE_QELEMENTWISE_LOOPS_H
 #define BURNEDGE_QELEMENTWISE_LOOPS_H
 
 #include "qelementwise_common.h"
 #include "workers.h"
+
+#ifndef QLUT_VEC
+#define QLUT_VEC() /* a set without a vector table lookup: the scalar loop alone */
+#endif
 
 static void row(const int8_t *a, long sa, const int8_t *b, long sb, int8_t *y, long n, const be_qbin *p) {
     long i = 0;
@@ -74,7 +78,9 @@ static void qlut_range(void *ctx, int tid, long lo, long hi) {
     const int8_t *x = c->x, *table = c->table;
     int8_t *y = c->y;
     (void)tid;
-    for (long i = lo; i < hi; i++) y[i] = table[x[i] + 128];
+    long i = lo;
+    QLUT_VEC()
+    for (; i < hi; i++) y[i] = table[x[i] + 128];
 }
 
 void be_qlut_i8(const int8_t *x, int8_t *y, const int8_t *table, long n, int threads) {

@@ -11,6 +11,7 @@
  *  3. tails and strided rows run the scalar rule (int64).
  * NEON runs step 2 on 8 lanes: QAdd with vmull_s32/vmlal_s32 into int64, a flooring vshlq_s64 and saturating
  * narrowing (exact for every shift: past int32 the output saturates anyway); QMul and QRequant with be_rq4n.
+ * QLut with AVX-512 VBMI: 64 lookups per step from the table held in four registers (vpermi2b).
  * Every element reads its operands before its output is written, so outputs may alias same-shaped inputs.
  */
 #include "qelementwise.h"
@@ -69,5 +70,19 @@ static inline __attribute__((always_inline)) __m256i qadd8(__m256i a, __m256i b,
         const __m256i t1 = be_rq8(_mm256_sub_epi32(load8(x, 1, i + 8), xzp), &q);                                      \
         _mm_storeu_si128((__m128i *)(y + i), be_rq_pack16(t0, t1, zp16, lo, hi));                                      \
     }
+
+#ifdef BE_ISA_X86_VBMI
+/* be_qlut_i8 on 64 bytes at a time: the table in four zmm; two vpermi2b each look up 128 entries by an index's
+ * low 7 bits (u = x + 128 as a byte), the index's top bit picks one of the two */
+#define QLUT_VEC()                                                                                                     \
+    const __m512i t0 = _mm512_loadu_si512((const void *)table), t1 = _mm512_loadu_si512((const void *)(table + 64));   \
+    const __m512i t2 = _mm512_loadu_si512((const void *)(table + 128));                                                \
+    const __m512i t3 = _mm512_loadu_si512((const void *)(table + 192)), flip = _mm512_set1_epi8((char)0x80);          \
+    for (; i + 64 <= hi; i += 64) {                                                                                    \
+        const __m512i u = _mm512_xor_si512(_mm512_loadu_si512((const void *)(x + i)), flip);                           \
+        const __m512i lo7 = _mm512_permutex2var_epi8(t0, u, t1), hi7 = _mm512_permutex2var_epi8(t2, u, t3);            \
+        _mm512_storeu_si512((void *)(y + i), _mm512_mask_blend_epi8(_mm512_movepi8_mask(u), lo7, hi7));                \
+    }
+#endif
 
 #include "qelementwise_loops.h"
