@@ -140,6 +140,7 @@ def test_winograd(in_nhwc, out_nhwc):
     src = prepare(model.graph)[1].source
     assert src.count("be_conv_wino_f32(") == 3, src
     _check(model, feeds, ["yo", "z2"])
+    _check(model, feeds, ["yo", "z2"], threads=2)  # both images' padded copies (46 KB) made on two threads
 
 
 def test_chain_threads_agree():

@@ -6,23 +6,49 @@
 #define BURNEDGE_CONV_NHWC_JOBS_H
 
 #include "conv.h"
+#include "workers.h"
 
-void be_nhwc_pad_image(const float *xi, int in_nhwc, const be_conv_geo *g, long hp, long wp, float *xp) {
-    const long C = g->C, hw = (long)g->H * g->W;
-    for (long r = 0; r < hp; r++) {
-        float *d = xp + r * wp * C;
-        const long iy = r - g->ph;
-        if (iy < 0 || iy >= g->H) {
-            memset(d, 0, (size_t)(wp * C) * sizeof(float));
-            continue;
-        }
-        memset(d, 0, (size_t)g->pw * C * sizeof(float));
-        memset(d + ((long)g->pw + g->W) * C, 0, (size_t)(wp - g->pw - g->W) * C * sizeof(float));
-        if (in_nhwc || C == 1)
-            memcpy(d + (long)g->pw * C, xi + iy * g->W * C, (size_t)g->W * C * sizeof(float));
-        else
-            transpose_row(xi + iy * g->W, hw, C, g->W, d + (long)g->pw * C);
+#define PAD_SPLIT_BYTES 32768.0
+
+/* row r of the padded image xp of image xi (see conv_tile.h) */
+static void pad_row(const float *xi, int in_nhwc, const be_conv_geo *g, long wp, long r, float *d) {
+    const long C = g->C, hw = (long)g->H * g->W, iy = r - g->ph;
+    if (iy < 0 || iy >= g->H) {
+        memset(d, 0, (size_t)(wp * C) * sizeof(float));
+        return;
     }
+    memset(d, 0, (size_t)g->pw * C * sizeof(float));
+    memset(d + ((long)g->pw + g->W) * C, 0, (size_t)(wp - g->pw - g->W) * C * sizeof(float));
+    if (in_nhwc || C == 1)
+        memcpy(d + (long)g->pw * C, xi + iy * g->W * C, (size_t)g->W * C * sizeof(float));
+    else
+        transpose_row(xi + iy * g->W, hw, C, g->W, d + (long)g->pw * C);
+}
+
+typedef struct {
+    const float *x;
+    float *xp;
+    const be_conv_geo *g;
+    long hp, wp;
+    int in_nhwc;
+} pad_call;
+
+static void pad_rows(void *ctx, int t, long lo, long hi) {
+    const pad_call *c = ctx;
+    const long chw = (long)c->g->C * c->g->H * c->g->W, img = c->hp * c->wp * c->g->C;
+    (void)t;
+    for (long j = lo; j < hi; j++) {
+        const long n = j / c->hp, r = j % c->hp;
+        pad_row(c->x + n * chw, c->in_nhwc, c->g, c->wp, r, c->xp + n * img + r * c->wp * c->g->C);
+    }
+}
+
+void be_nhwc_pad_images(const float *x, int in_nhwc, const be_conv_geo *g, long hp, long wp, float *xp, int threads) {
+    pad_call c = {x, xp, g, hp, wp, in_nhwc};
+    const long rows = (long)g->N * hp;
+    /* a copy of under PAD_SPLIT_BYTES is done before a second thread would have started its share */
+    if ((double)rows * wp * g->C * sizeof(float) < PAD_SPLIT_BYTES) threads = 1;
+    be_parallel(threads, rows, pad_rows, &c);
 }
 
 typedef struct {

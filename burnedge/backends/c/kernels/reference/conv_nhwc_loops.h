@@ -33,8 +33,8 @@ static void conv_nhwc(const float *x, const float *wpack, float *y, const be_epi
     q.wpack = wpack, q.y = y;
     float *s = scratch;
     if (be_conv_nhwc_padded(g, flags)) {
-        const long img = q.hp * q.wp * g->C, chw = (long)g->C * g->H * g->W;
-        for (int n = 0; n < g->N; n++) be_nhwc_pad_image(x + n * chw, flags & BE_IN_NHWC, g, q.hp, q.wp, s + n * img);
+        const long img = q.hp * q.wp * g->C;
+        be_nhwc_pad_images(x, flags & BE_IN_NHWC, g, q.hp, q.wp, s, threads);
         q.xp = s;
         s += (g->N * img + 15) / 16 * 16;
     } else {

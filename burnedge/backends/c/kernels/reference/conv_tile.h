@@ -12,9 +12,9 @@
 
 #include "conv.h"
 
-/* copies image xi (NHWC, or NCHW when !in_nhwc) into the zero-padded NHWC image xp (hp x wp x C, g->ph rows and
- * g->pw columns of zeros before the image, zeros after it) */
-void be_nhwc_pad_image(const float *xi, int in_nhwc, const be_conv_geo *g, long hp, long wp, float *xp);
+/* copies the g->N images of x (NHWC, or NCHW when !in_nhwc) into zero-padded NHWC images at xp (each hp x wp x C,
+ * g->ph rows and g->pw columns of zeros before the image, zeros after it), rows split over `threads` when large */
+void be_nhwc_pad_images(const float *x, int in_nhwc, const be_conv_geo *g, long hp, long wp, float *xp, int threads);
 
 /* one tile, portable: rows r < mr (pixel bases base[r]), columns < nr of the B panel b */
 static inline void tile_portable(long K, const int *koff, const float *const *base, int mr, const float *b, int nr,

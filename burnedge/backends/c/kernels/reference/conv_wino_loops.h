@@ -151,8 +151,7 @@ static void wino(const float *x, const float *upack, float *y, const be_epi *e, 
     w.mp = (w.tiles + BE_MR - 1) / BE_MR, w.jobs = (long)g->N * w.mp;
     w.hp = be_conv_wino_hp(g), w.wp = be_conv_wino_wp(g), w.slice = be_conv_wino_slice(g);
     const long img = w.hp * w.wp * w.C;
-    for (int n = 0; n < g->N; n++)
-        be_nhwc_pad_image(x + n * w.C * g->H * g->W, flags & BE_IN_NHWC, g, w.hp, w.wp, scratch + n * img);
+    be_nhwc_pad_images(x, flags & BE_IN_NHWC, g, w.hp, w.wp, scratch, threads);
     w.xp = scratch, w.slices = scratch + (g->N * img + 15) / 16 * 16;
     int nt = threads < BE_DENSE_MAX_THREADS ? threads : BE_DENSE_MAX_THREADS;
     if (nt > w.jobs) nt = (int)w.jobs;
