@@ -10,7 +10,8 @@ Columns, all per run, medians of REPEATS blocks of RUNS back-to-back runs with i
 - opencl run(): one synchronous `Session.run` from host arrays to host arrays (writes, kernels, reads, wait);
 - TFLOP/s: the GEMM and convolution flops of a run over the opencl time;
 - async: N `run_async` calls queued then collected, against N synchronous `run` calls (ms for all N; medians of
-  REPEATS alternating rounds of each).
+  ASYNC_ROUNDS alternating rounds of each, which one goes first alternating too: on a small net the two differ by
+  a few percent, less than the shared host's noise between rounds).
 
     mkdir -p /tmp/icd && echo libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd && export OCL_ICD_VENDORS=/tmp/icd
     python benchmarks/bench_gpu.py [--models resnet18,mobilenet_v2,transformer,ds_cnn] [--batches 1,32]
@@ -36,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 from tests.models import suite  # noqa: E402
 
 MODELS = ("resnet18", "mobilenet_v2", "transformer", "ds_cnn")
-RUNS, REPEATS, ASYNC_N = 50, 5, 20
+RUNS, REPEATS, ASYNC_N, ASYNC_ROUNDS = 50, 5, 20, 21
 
 
 def _icd() -> None:
@@ -160,16 +161,23 @@ def bench(name: str, batch: int, device: str = "cuda") -> dict[str, object]:
     ours_run = _timed(lambda: session.run(feeds), lambda: None)
 
     sync_rounds, async_rounds, queued_rounds, outs = [], [], [], []
-    for _ in range(REPEATS):  # alternating rounds: the host's noise falls on both alike
+
+    def synchronous() -> None:
         t0 = time.perf_counter()
         for _ in range(ASYNC_N):
             session.run(feeds)
         sync_rounds.append((time.perf_counter() - t0) * 1e3)
+
+    def queued() -> None:
         t0 = time.perf_counter()
         futures = [session.run_async(feeds) for _ in range(ASYNC_N)]
         queued_rounds.append((time.perf_counter() - t0) * 1e3)  # the host's share: queueing, waiting for a slot
-        outs += [f.result() for f in futures]
+        outs.extend(f.result() for f in futures)
         async_rounds.append((time.perf_counter() - t0) * 1e3)
+
+    for i in range(ASYNC_ROUNDS):  # alternating rounds: the host's noise falls on both alike
+        for one in (synchronous, queued) if i % 2 == 0 else (queued, synchronous):
+            one()
     sync_ms, async_ms = statistics.median(sync_rounds), statistics.median(async_rounds)
     queued_ms = statistics.median(queued_rounds)
     same = all(np.array_equal(next(iter(o.values())), got) for o in outs)
@@ -223,19 +231,20 @@ def main() -> None:
     print(
         f"\n{datetime.date.today().isoformat()}, {gpu} (CUDA {torch.version.cuda}, "
         f"torch {torch.__version__}); OpenCL: {cl_dev.name}, {cl_dev.platform.version}, driver "
-        f"{cl_dev.driver_version}; float32, TF32 off; ms per run, median of {REPEATS} x {RUNS} runs\n"
+        f"{cl_dev.driver_version}; float32, TF32 off; ms per run, median of {REPEATS} x {RUNS} runs; "
+        f"run_async / run: medians of {ASYNC_ROUNDS} alternating rounds of {ASYNC_N} runs each\n"
     )
     print(
         "| model | batch | torch eager | torch CUDA graph | burnedge OpenCL | OpenCL / graph | OpenCL run() "
-        "| OpenCL TFLOP/s | graph TFLOP/s | kernels | " + f"{ASYNC_N} run_async / {ASYNC_N} run (ms) | max rel err |"
+        "| OpenCL TFLOP/s | graph TFLOP/s | kernels | " + f"{ASYNC_N} run_async / {ASYNC_N} run (ms) | async / sync | max rel err |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(
             f"| {r['model']} | {r['batch']} | {r['eager']:.3f} | {r['graph']:.3f} | {r['opencl']:.3f} "
             f"| {r['opencl'] / r['graph']:.2f}x | {r['opencl_run']:.3f} | {r['tflops']:.2f} | "
-            f"{r['graph_tflops']:.2f} | {r['kernels']} | {r['async_ms']:.1f} / {r['sync_ms']:.1f}"
-            f"{'' if r['same'] else ' (DIFFERENT)'} | {r['err']:.1e} |"
+            f"{r['graph_tflops']:.2f} | {r['kernels']} | {r['async_ms']:.2f} / {r['sync_ms']:.2f}"
+            f"{'' if r['same'] else ' (DIFFERENT)'} | {r['async_ms'] / r['sync_ms']:.3f} | {r['err']:.1e} |"
         )
 
 

@@ -10,6 +10,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import burnedge
 from burnedge.backends.c import build
+from burnedge.backends.c.lower import conv as conv_lower
 from burnedge.backends.c.lower.conv import _conv_scratch, _plan, nhwc_tensors
 from burnedge.passes import optimize
 from tests.backends.c_helpers import prepare
@@ -143,6 +144,23 @@ def test_winograd(in_nhwc, out_nhwc):
     _check(model, feeds, ["yo", "z2"], threads=2)  # both images' padded copies (46 KB) made on two threads
 
 
+@pytest.mark.parametrize("in_nhwc", [False, True])
+def test_winograd_shared(in_nhwc):
+    """Weights past 1 MB over a small plane (conv.h be_conv_wino_shared): one V for the threads, jobs by column
+    panel; two images, odd planes (a last row panel of one patch), 144 outputs (nine panels), a residual."""
+    c, m = 136, 144
+    assert 64 * c * m > conv_lower.WINO_SHARED_U
+    feeds = {"x": _rand(2, c, 9, 10), "r": _rand(2, m, 9, 10)}
+    inits = {"wi": _rand(c, c, 1, 1, scale=0.1), "w": _rand(m, c, 3, 3, scale=0.05), "b": _rand(m)}
+    nodes = [_fconv("xi", "x", "wi", "") if in_nhwc else N("Identity", ["x"], ["xi"])]
+    nodes.append(_fconv("y", "xi", "w", "b", res="r", pads=[1, 1, 1, 1], act="Relu"))
+    model = _model(nodes, feeds, ["y"], inits)
+    assert prepare(model.graph)[1].source.count("be_conv_wino_f32(") == 1
+    one = burnedge.Session(model, backend="c", threads=1).run(feeds)["y"]
+    np.testing.assert_array_equal(one, burnedge.Session(model, backend="c", threads=2).run(feeds)["y"])
+    _check(model, feeds, ["y"])
+
+
 def test_chain_threads_agree():
     model, feeds = _chain(32, 16, (20, 18), batch=2)  # with a Winograd conv
     one = burnedge.Session(model, backend="c", threads=1).run(feeds)["y"]
@@ -154,7 +172,9 @@ def test_chain_threads_agree():
 def test_scratch_sizes_match_the_kernels():
     """The lowering's scratch bytes equal the C headers' be_*_scratch for every NHWC-family conv of a few chains."""
     cases = []
-    for args in [(8, 5, (9, 7), 1, 1), (16, 20, (12, 12), 2, 2), (13, 8, (7, 11), 1, 2), (64, 12, (25, 5), 1, 1)]:
+    # the last: a Winograd conv in the shared mode (136 x 136 x 16 weights past 1 MB on an 8 x 8 plane)
+    chains = [(8, 5, (9, 7), 1, 1), (16, 20, (12, 12), 2, 2), (13, 8, (7, 11), 1, 2), (64, 12, (25, 5), 1, 1)]
+    for args in chains + [(136, 8, (8, 8), 1, 1)]:
         g = optimize(_chain(*args)[0].graph.copy())
         for node in g.nodes:
             kind, f, flags = _plan(g, node)

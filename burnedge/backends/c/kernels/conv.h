@@ -101,10 +101,26 @@ static inline long be_conv_wino_wp(const be_conv_geo *g) {
     const long need = ((long)g->OW + 1) / 2 * 2 + 2, full = (long)g->pw + g->W;
     return need > full ? need : full;
 }
-static inline long be_conv_wino_slice(const be_conv_geo *g) { return 16L * BE_MR * (g->C + BE_NR); }
+/* a thread's V (16 x 6 x C) and the products of two column panels (2 x 16 x 6 x 16), floats */
+static inline long be_conv_wino_slice(const be_conv_geo *g) { return 16L * BE_MR * (g->C + 2 * BE_NR); }
+/* V of every row panel (6 patches) of the batch, floats: the shared mode's */
+static inline long be_conv_wino_vall(const be_conv_geo *g) {
+    const long tiles = ((long)g->OH + 1) / 2 * (((long)g->OW + 1) / 2);
+    return (long)g->N * ((tiles + BE_MR - 1) / BE_MR) * 16 * BE_MR * g->C;
+}
+/* Shared mode: where the 16 weight matrices outgrow a core's L2 (over BE_WINO_SHARED_U bytes) and the transformed
+ * input of the whole batch does not (up to BE_WINO_SHARED_V), every patch is transformed once into one V that the
+ * threads share, then jobs go column panel by column panel: each weight panel is read once per call, not once per
+ * six patches (ResNet-18's 14x14x256 convs: 4 MB of weights per row panel, nine row panels). */
+#define BE_WINO_SHARED_U (1L << 20)
+#define BE_WINO_SHARED_V (1L << 20)
+static inline int be_conv_wino_shared(const be_conv_geo *g) {
+    return 64L * g->C * g->M > BE_WINO_SHARED_U && 4 * be_conv_wino_vall(g) <= BE_WINO_SHARED_V;
+}
 static inline long be_conv_wino_scratch(const be_conv_geo *g) {
-    return ((long)g->N * be_conv_wino_hp(g) * be_conv_wino_wp(g) * g->C + 15) / 16 * 16 +
-           (long)BE_DENSE_MAX_THREADS * be_conv_wino_slice(g);
+    const long img = ((long)g->N * be_conv_wino_hp(g) * be_conv_wino_wp(g) * g->C + 15) / 16 * 16;
+    if (be_conv_wino_shared(g)) return img + be_conv_wino_vall(g) + (long)BE_DENSE_MAX_THREADS * 32 * BE_MR * BE_NR;
+    return img + (long)BE_DENSE_MAX_THREADS * be_conv_wino_slice(g);
 }
 
 /* Depthwise conv with multiplier 1 (M = C = G), vectorised over channels: w holds the weights as

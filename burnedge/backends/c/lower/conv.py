@@ -42,6 +42,7 @@ def _winograd(f: list[int]) -> bool:
     return g == 1 and (kh, kw, sh, sw, dh, dwl) == (3, 3, 1, 1, 1, 1) and c % 8 == 0 and c >= 32 and oh * ow >= 64
 
 
+WINO_SHARED_U = WINO_SHARED_V = 1 << 20  # conv.h: BE_WINO_SHARED_U, BE_WINO_SHARED_V (bytes)
 STEM_PX = 24  # conv_stem.h: BE_STEM_PX, output pixels per tile
 STEM_MAX_C = 4  # conv_stem.c: its tiles pay one load per input float per tap, so only a few input channels
 STEM_MAX_M = 8  # with more output channels the NHWC tiles' 16-wide weight panels reuse each input load more
@@ -86,9 +87,13 @@ def _conv_scratch(graph: Graph, node: Node) -> int:
         padded = not (flags & 1 or c == 1) or hp != h or wpad != wd
         img = -(-n * hp * wpad * c // 16) * 16 if padded else 0
         return (img + -(-c * kh * kw // 16) * 16 + MAX_THREADS * 8 * NR) * 4
-    if kind == "wino":  # conv.h: be_conv_wino_scratch
+    if kind == "wino":  # conv.h: be_conv_wino_scratch (and be_conv_wino_shared)
         hp, wpad = max((oh + 1) // 2 * 2 + 2, ph + h), max((ow + 1) // 2 * 2 + 2, pw + wd)
-        return (-(-n * hp * wpad * c // 16) * 16 + MAX_THREADS * 16 * MR * (c + NR)) * 4
+        img = -(-n * hp * wpad * c // 16) * 16
+        vall = n * -(-((oh + 1) // 2 * ((ow + 1) // 2)) // MR) * 16 * MR * c
+        if 64 * c * m > WINO_SHARED_U and 4 * vall <= WINO_SHARED_V:
+            return (img + vall + MAX_THREADS * 32 * MR * NR) * 4
+        return (img + MAX_THREADS * 16 * MR * (c + 2 * NR)) * 4
     if kind == "dwc":  # conv.h: be_dwconv_nhwc_scratch
         wpad = max((ow - 1) * sw + (kw - 1) * dwl + 1, pw + wd)
         row, halo = wpad * c8, (kh - 1) * dh + 1

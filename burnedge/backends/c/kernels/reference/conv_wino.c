@@ -14,6 +14,9 @@
  *  4. for each 16-wide panel of output channels, 16 GEMM tiles M_xi = V_xi U_xi (6x16 micro-kernel, sums over c in
  *     order), then the output transform of each block and the epilogue (bias, residual, activation) through
  *     be_epi8_store; outputs past OH or OW are dropped.
+ *  Shared mode (conv.h be_conv_wino_shared: the 16 U_xi past 1 MB, the batch's V within 1 MB): step 3 for every
+ *  panel first, into one V the threads share, then a job per (pair of column panels, row panel), row panels
+ *  fastest, so a thread's run of jobs reads one pair's weights once instead of once per six patches.
  * Every output is the same sum in the same order whatever the thread count. NEON: the same steps on 4-float
  * vectors (conv_tile.h tile_neon). AVX-512: the products on zmm (x86/conv_wino.c).
  */

@@ -8,6 +8,10 @@
 #include "workers.h"
 #include "conv.h"
 
+#ifndef WINO_PAIR_VEC /* a set's two-panel product (x86 AVX-512), before WINO_PANEL_VEC; none: panel by panel */
+#define WINO_PAIR_VEC()
+#endif
+
 /* V = B^T d B of 8 channels: d[i*4 + j] the patch rows i, columns j; v[xi] with xi = i*4 + j */
 #define WINO_IN(T, ADD, SUB)                                                                                         \
     do {                                                                                                             \
@@ -45,7 +49,7 @@
 
 typedef struct {
     const float *xp, *upack;
-    float *y, *slices;
+    float *y, *slices, *vall; /* vall: every row panel's V when shared (be_conv_wino_shared), else unused */
     const be_epi *e;
     const be_conv_geo *g;
     long C, M, np, tx, tiles, mp, jobs, wp, hp, slice;
@@ -110,36 +114,72 @@ static void transform_out(const wino_call *w, const be_epi *ep, float *yi, long 
     }
 }
 
-static void wino_jobs(void *ctx, int t, long lo, long hi) {
-    const wino_call *w = ctx;
+/* patches in row panel p (the last one may hold fewer than BE_MR) */
+static inline int wino_rows_in(const wino_call *w, long p) {
+    return (int)(w->tiles - p * BE_MR < BE_MR ? w->tiles - p * BE_MR : BE_MR);
+}
+
+/* the products of row panel p of image n (its patches transformed in vb) with column panels q0 .. q1-1, each
+ * followed by its output transform and epilogue; mb: 2 x 16 x 6 x 16 floats of the thread's (two panels' products) */
+static inline __attribute__((always_inline)) void wino_panels(const wino_call *w, float *vb, float *mb, long n, long p,
+                                                              long q0, long q1) {
     const be_conv_geo *g = w->g;
     const long C = w->C, ohw = (long)g->OH * g->OW;
-    float *vb = w->slices + t * w->slice, *mb = vb + 16 * BE_MR * C;
+    const int mr = wino_rows_in(w, p);
     WINO_LOCALS()
+    be_epi ep = *w->e;
+    if (ep.add1) ep.add1 += n * w->M * ohw;
+    float *yi = w->y + n * w->M * ohw;
+    for (long q = q0; q < q1; q++) {
+        const long jc = q * BE_NR;
+        const int nr = (int)(w->M - jc < BE_NR ? w->M - jc : BE_NR);
+        WINO_PAIR_VEC()
+        WINO_PANEL_VEC()
+        for (int xi_ = 0; xi_ < 16; xi_++) {
+            const float *a = vb + xi_ * BE_MR * C, *b = w->upack + (xi_ * w->np + q) * BE_NR * C;
+            const float *base[8] = {a, a + C, a + 2 * C, a + 3 * C, a + 4 * C, a + 5 * C, a, a};
+            WINO_PRODUCT_VEC()
+            for (int r = 0; r < mr; r++) /* portable: row by row, k the identity */
+                for (int j = 0; j < BE_NR; j++) {
+                    float acc = 0.0f;
+                    for (long k = 0; k < C; k++) acc += base[r][k] * b[k * BE_NR + j];
+                    mb[(xi_ * BE_MR + r) * BE_NR + j] = acc;
+                }
+        }
+        transform_out(w, &ep, yi, p, mr, jc, nr, mb);
+    }
+}
+
+/* a job per row panel: its patches transformed into the thread's slice, then every column panel */
+static void wino_jobs(void *ctx, int t, long lo, long hi) {
+    const wino_call *w = ctx;
+    float *vb = w->slices + t * w->slice, *mb = vb + 16 * BE_MR * w->C;
     for (long job = lo; job < hi; job++) {
         const long n = job / w->mp, p = job % w->mp;
-        const int mr = (int)(w->tiles - p * BE_MR < BE_MR ? w->tiles - p * BE_MR : BE_MR);
-        transform_in(w, w->xp + n * w->hp * w->wp * C, p, mr, vb);
-        be_epi ep = *w->e;
-        if (ep.add1) ep.add1 += n * w->M * ohw;
-        float *yi = w->y + n * w->M * ohw;
-        for (long q = 0; q < w->np; q++) {
-            const long jc = q * BE_NR;
-            const int nr = (int)(w->M - jc < BE_NR ? w->M - jc : BE_NR);
-            WINO_PANEL_VEC()
-            for (int xi_ = 0; xi_ < 16; xi_++) {
-                const float *a = vb + xi_ * BE_MR * C, *b = w->upack + (xi_ * w->np + q) * BE_NR * C;
-                const float *base[8] = {a, a + C, a + 2 * C, a + 3 * C, a + 4 * C, a + 5 * C, a, a};
-                WINO_PRODUCT_VEC()
-                for (int r = 0; r < mr; r++) /* portable: row by row, k the identity */
-                    for (int j = 0; j < BE_NR; j++) {
-                        float acc = 0.0f;
-                        for (long k = 0; k < C; k++) acc += base[r][k] * b[k * BE_NR + j];
-                        mb[(xi_ * BE_MR + r) * BE_NR + j] = acc;
-                    }
-            }
-            transform_out(w, &ep, yi, p, mr, jc, nr, mb);
-        }
+        transform_in(w, w->xp + n * w->hp * w->wp * w->C, p, wino_rows_in(w, p), vb);
+        wino_panels(w, vb, mb, n, p, 0, w->np);
+    }
+}
+
+/* shared V, step 1: row panel `job` of the batch transformed into its place in vall */
+static void wino_in_jobs(void *ctx, int t, long lo, long hi) {
+    const wino_call *w = ctx;
+    (void)t;
+    for (long job = lo; job < hi; job++) {
+        const long n = job / w->mp, p = job % w->mp;
+        transform_in(w, w->xp + n * w->hp * w->wp * w->C, p, wino_rows_in(w, p), w->vall + job * 16 * BE_MR * w->C);
+    }
+}
+
+/* shared V, step 2: a job per (image, pair of column panels, row panel), row panels fastest: the jobs a thread
+ * takes in a row mostly share one pair, whose 32 weight matrices stay in its cache */
+static void wino_shared_jobs(void *ctx, int t, long lo, long hi) {
+    const wino_call *w = ctx;
+    const long pairs = (w->np + 1) / 2;
+    float *mb = w->slices + t * 32 * BE_MR * BE_NR;
+    for (long job = lo; job < hi; job++) {
+        const long p = job % w->mp, q = job / w->mp % pairs * 2, n = job / w->mp / pairs;
+        wino_panels(w, w->vall + (n * w->mp + p) * 16 * BE_MR * w->C, mb, n, p, q, q + 2 < w->np ? q + 2 : w->np);
     }
 }
 
@@ -153,9 +193,14 @@ static void wino(const float *x, const float *upack, float *y, const be_epi *e, 
     const long img = w.hp * w.wp * w.C;
     be_nhwc_pad_images(x, flags & BE_IN_NHWC, g, w.hp, w.wp, scratch, threads);
     w.xp = scratch, w.slices = scratch + (g->N * img + 15) / 16 * 16;
-    int nt = threads < BE_DENSE_MAX_THREADS ? threads : BE_DENSE_MAX_THREADS;
-    if (nt > w.jobs) nt = (int)w.jobs;
-    be_parallel(nt, w.jobs, wino_jobs, &w);
+    const int nt = threads < BE_DENSE_MAX_THREADS ? threads : BE_DENSE_MAX_THREADS;
+    if (be_conv_wino_shared(g)) {
+        w.vall = w.slices, w.slices = w.vall + be_conv_wino_vall(g);
+        be_parallel(nt, w.jobs, wino_in_jobs, &w);
+        be_parallel(nt, w.jobs * ((w.np + 1) / 2), wino_shared_jobs, &w);
+    } else {
+        be_parallel(nt, w.jobs, wino_jobs, &w);
+    }
 }
 
 void be_conv_wino_f32(const float *x, const float *upack, float *y, const be_epi *e, const be_conv_geo *g, int flags,

@@ -15,9 +15,10 @@
  *     order), then the output transform of each block and the epilogue (bias, residual, activation) through
  *     be_epi8_store; outputs past OH or OW are dropped.
  * Every output is the same sum in the same order whatever the thread count. NEON: the same steps on 4-float
- * vectors (conv_tile.h tile_neon). AVX-512 (BE_ISA_X86_AVX512F): the 16 products on zmm, 6 accumulators
- * (x86_zmm_conv.h wino_rows; measured: jobs of 2-4 row panels per weight load were slower, their transforms
- * outgrow L1).
+ * vectors (conv_tile.h tile_neon). AVX-512 (BE_ISA_X86_AVX512F): the 16 products on zmm, two column panels at
+ * a time, 12 accumulators (x86_zmm_conv.h wino_rows2; wino_rows for an odd last panel; measured: jobs of 2-4 row
+ * panels per weight load were slower, their transforms outgrow L1). Small planes with weights past 1 MB take the
+ * shared mode of conv.h (be_conv_wino_shared): every patch transformed once, then jobs by pairs of column panels.
  */
 #include "conv.h"
 #include "x86_conv_tile.h"
@@ -60,6 +61,19 @@
 #define WINO_PRODUCT_VEC()                                                                                             \
     if (!w->portable) { /* rows past mr hold stale patches: computed, never stored */                                  \
         wino_rows(C, a, b, mb + xi_ * BE_MR * BE_NR);                                                                  \
+        continue;                                                                                                      \
+    }
+/* panels q and q + 1 together when both are in the range (q skips one), else one by one */
+#define WINO_PAIR_VEC()                                                                                                \
+    if (!w->portable && q + 1 < q1) {                                                                                  \
+        for (int xi_ = 0; xi_ < 16; xi_++)                                                                             \
+            wino_rows2(C, vb + xi_ * BE_MR * C, w->upack + (xi_ * w->np + q) * BE_NR * C,                              \
+                       mb + xi_ * BE_MR * BE_NR, mb + (16 + xi_) * BE_MR * BE_NR);                                     \
+        transform_out(w, &ep, yi, p, mr, jc, nr, mb);                                                                  \
+        const long jc1 = jc + BE_NR;                                                                                   \
+        transform_out(w, &ep, yi, p, mr, jc1, (int)(w->M - jc1 < BE_NR ? w->M - jc1 : BE_NR),                          \
+                      mb + 16 * BE_MR * BE_NR);                                                                        \
+        q++;                                                                                                           \
         continue;                                                                                                      \
     }
 #else

@@ -132,4 +132,29 @@ static __attribute__((noinline)) void wino_rows(long C, const float *a, const fl
     _mm512_storeu_ps(m + 5 * BE_NR, s5);
 }
 
+/* wino_rows for two adjacent 16-wide panels at once (b0, b1 = b0 + 16 C, into m0 and m1): 12 accumulators, two
+ * weight loads and six broadcasts per k, enough independent FMA chains to cover their latency (six do not). */
+static __attribute__((noinline)) void wino_rows2(long C, const float *a, const float *b0, float *m0, float *m1) {
+    const float *q0 = a, *q1 = a + 3 * C, *b1 = b0 + BE_NR * C;
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0;
+    __m512 t0 = s0, t1 = s0, t2 = s0, t3 = s0, t4 = s0, t5 = s0;
+    for (long k = 0; k < C; k++, q0++, q1++) {
+        const __m512 w = _mm512_loadu_ps(b0 + k * BE_NR), v = _mm512_loadu_ps(b1 + k * BE_NR);
+        __m512 x = _mm512_set1_ps(q0[0]);
+        s0 = _mm512_fmadd_ps(x, w, s0), t0 = _mm512_fmadd_ps(x, v, t0);
+        x = _mm512_set1_ps(q0[C]);
+        s1 = _mm512_fmadd_ps(x, w, s1), t1 = _mm512_fmadd_ps(x, v, t1);
+        x = _mm512_set1_ps(q0[2 * C]);
+        s2 = _mm512_fmadd_ps(x, w, s2), t2 = _mm512_fmadd_ps(x, v, t2);
+        x = _mm512_set1_ps(q1[0]);
+        s3 = _mm512_fmadd_ps(x, w, s3), t3 = _mm512_fmadd_ps(x, v, t3);
+        x = _mm512_set1_ps(q1[C]);
+        s4 = _mm512_fmadd_ps(x, w, s4), t4 = _mm512_fmadd_ps(x, v, t4);
+        x = _mm512_set1_ps(q1[2 * C]);
+        s5 = _mm512_fmadd_ps(x, w, s5), t5 = _mm512_fmadd_ps(x, v, t5);
+    }
+    const __m512 s[6] = {s0, s1, s2, s3, s4, s5}, t[6] = {t0, t1, t2, t3, t4, t5};
+    for (int r = 0; r < 6; r++) _mm512_storeu_ps(m0 + r * BE_NR, s[r]), _mm512_storeu_ps(m1 + r * BE_NR, t[r]);
+}
+
 #endif
