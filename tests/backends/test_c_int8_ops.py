@@ -123,6 +123,10 @@ def test_qpools():
     g.node("QGlobalAvgPool", [g.input("big", i8(1, 2, 40, 41))], "gapbig", zero_point=17)
     g.node("MaxPool", [x], "mp", domain="", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
     g.node("GlobalMaxPool", [x], "gmp", domain="")
+    # rows of over 64 stride-2 outputs (the deinterleaved blocks of pool_loops.h, and their tail), widths 2 to 16
+    wide = g.input("xw", i8(1, 2, 5, 300))
+    for k in (2, 3, 5, 16):
+        g.node("MaxPool", [wide], f"mpw{k}", domain="", kernel_shape=[3, k], strides=[1, 2], pads=[1, k // 2, 0, 1])
     g.check()
 
 

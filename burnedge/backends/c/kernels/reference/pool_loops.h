@@ -24,7 +24,12 @@ static inline void be__taps(int start, int k, int d, int lo, int hi, int *a, int
 #define BE_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define BE_ADD(a, b) ((a) + (b))
 
-/* horizontal step: y[o] = OP over kx of buf[o*sw + kx*dw] */
+#define BE_HCHUNK 64 /* outputs per deinterleaved block of a stride-2 row (two such blocks live on the stack) */
+
+/* horizontal step: y[o] = OP over kx of buf[o*sw + kx*dw], in kx order. Stride 1 walks the buffer contiguously;
+ * stride 2 without dilation (the 3x3 stride-2 pools of ResNets) first splits BE_HCHUNK outputs' columns into even
+ * and odd runs, so that tap kx reads run kx & 1 from kx / 2 on, contiguously: the compiler vectorises both steps
+ * (the buffer reaches at least one column past the last tap: its 32 padding columns) */
 #define BE_HORIZ(NAME, T, OP)                                                                                  \
     static void NAME(const T *buf, T *y, int ow, int kw, int sw, int dw) {                                    \
         if (sw == 1) {                                                                                         \
@@ -32,6 +37,21 @@ static inline void be__taps(int start, int k, int d, int lo, int hi, int *a, int
             for (int k = 1; k < kw; k++) {                                                                     \
                 const T *b = buf + k * dw;                                                                     \
                 for (int o = 0; o < ow; o++) y[o] = OP(y[o], b[o]);                                            \
+            }                                                                                                  \
+            return;                                                                                            \
+        }                                                                                                      \
+        if (sw == 2 && dw == 1 && kw <= 16) {                                                                  \
+            T ev[BE_HCHUNK + 8], od[BE_HCHUNK + 8];                                                            \
+            for (int o0 = 0; o0 < ow; o0 += BE_HCHUNK) {                                                       \
+                const int n = ow - o0 < BE_HCHUNK ? ow - o0 : BE_HCHUNK, ne = n + (kw - 1) / 2;                \
+                const T *b = buf + 2 * o0;                                                                     \
+                T *yo = y + o0;                                                                                \
+                for (int j = 0; j < ne; j++) ev[j] = b[2 * j], od[j] = b[2 * j + 1];                          \
+                for (int o = 0; o < n; o++) yo[o] = ev[o];                                                     \
+                for (int k = 1; k < kw; k++) {                                                                 \
+                    const T *r = (k & 1 ? od : ev) + k / 2;                                                    \
+                    for (int o = 0; o < n; o++) yo[o] = OP(yo[o], r[o]);                                       \
+                }                                                                                              \
             }                                                                                                  \
             return;                                                                                            \
         }                                                                                                      \
