@@ -310,3 +310,39 @@ def test_the_layout_is_recomputed_when_the_graph_changes():
     assert "p" in nhwc_tensors(g) and nhwc_tensors(g) is nhwc_tensors(g)
     g.outputs.append("p")  # a graph output: "p" must go back to NCHW
     assert "p" not in nhwc_tensors(g) and "d" in nhwc_tensors(g)
+
+
+@pytest.mark.parametrize(
+    "attrs, batch, threads",
+    [({"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}, 1, 1),  # a ResNet stem's pool
+     ({"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}, 2, 2),
+     ({"kernel_shape": [2, 3], "strides": [1, 2], "dilations": [2, 1], "ceil_mode": 1}, 1, 1),
+     ({"kernel_shape": [3, 3], "strides": [3, 3], "pads": [2, 2, 2, 2]}, 1, 1)],  # wide pads
+)  # fmt: skip
+def test_max_pool_between_convs_runs_nhwc(attrs, batch, threads):
+    """stem -> MaxPool -> conv + the pool's output as residual: the pool follows the convs channels-last (input and
+    output); a pool whose output a non-conv reads, or that is a graph output, keeps both sides NCHW."""
+    c = 24
+    feeds = {"x": _rand(batch, 3, 19, 23)}
+    inits = {"w": _rand(c, 3, 3, 3), "b": _rand(c), "w2": _rand(c, c, 3, 3, scale=0.1), "b2": _rand(c)}
+    nodes = [
+        _fconv("s", "x", "w", "b", pads=[1, 1, 1, 1], act="Relu"),
+        N("MaxPool", ["s"], ["p"], **attrs),
+        _fconv("y", "p", "w2", "b2", res="p", pads=[1, 1, 1, 1], act="Relu"),
+        _fconv("t", "x", "w", "b", pads=[1, 1, 1, 1]),
+        N("MaxPool", ["t"], ["tp"], **attrs),
+        N("Relu", ["tp"], ["z"]),
+        _fconv("u", "x", "w", "b", pads=[1, 1, 1, 1]),
+        N("MaxPool", ["u"], ["up"], **attrs),
+    ]
+    outs = ["y", "z", "up"]
+    model = _model(nodes, feeds, outs, inits)
+    g = optimize(model.graph.copy())
+    assert nhwc_tensors(g) == {"s", "p"}
+    src = prepare(model.graph)[1].source
+    assert src.count("be_maxpool2d_nhwc_f32(") == 1 and src.count("be_maxpool2d_f32") == 2, src
+    _check(model, feeds, outs, threads)
+    feeds["x"][0, 1, 4, 5] = np.nan  # a NaN comes through the NHWC pool where the reference has one
+    got = burnedge.Session(model, backend="c", threads=threads).run(feeds)["y"]
+    want = burnedge.Session(model).run(feeds)["y"]
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))

@@ -12,6 +12,7 @@ import burnedge
 from burnedge.backends.c.lower.layout import nhwc_int8_tensors
 from burnedge.backends.c.lower.quantized import rq_params
 from burnedge.ops.fixedpoint import requantize
+from tests.backends.c_helpers import prepare
 from tests.backends.int8_graphs import I8, RNG, G, add_attrs, i8, nhwc_chain, qconv, rq_attrs, same, stem_chain
 
 
@@ -103,6 +104,23 @@ def test_qconv_channels_last():
     g = nhwc_chain()
     assert nhwc_int8_tensors(g.model().graph) == {"a", "b", "c", "d", "e", "r", "t", "k"}
     for threads in (1, 3):
+        g.check(threads)
+
+
+def test_max_pool_between_qconvs_runs_nhwc():
+    """A ResNet stem's int8 MaxPool between two QConvs follows them channels-last (be_maxpool2d_nhwc_i8), with the
+    spec's bytes on any thread count; one whose output is a graph output keeps both sides NCHW."""
+    g = G()
+    x = g.input("x", i8(2, 3, 21, 18))
+    s = qconv(g, "s", x, 16, 3, (3, 3), pads=[1, 1, 1, 1], xzp=-5, yzp=3, output=False)
+    p = g.node("MaxPool", [s], "p", domain="", output=False, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    qconv(g, "c", p, 8, 16, (3, 3), pads=[1, 1, 1, 1], xzp=3, yzp=-1)
+    t = qconv(g, "t", x, 16, 3, (3, 3), pads=[1, 1, 1, 1], xzp=-5, yzp=3, output=False)
+    g.node("MaxPool", [t], "tp", domain="", kernel_shape=[2, 3], strides=[2, 1], dilations=[1, 2], ceil_mode=1)
+    assert nhwc_int8_tensors(g.model().graph) == {"s", "p"}
+    src = prepare(g.model().graph)[1].source
+    assert src.count("be_maxpool2d_nhwc_i8(") == 1 and src.count("be_maxpool2d_i8(") == 1, src
+    for threads in (1, 2):
         g.check(threads)
 
 

@@ -3,8 +3,9 @@ lowerings share (each asks the same function, so the scratch callback and every 
 
 Float: a tensor that one conv writes and only convs read (as their input or fused residual) or global pools (a
 classifier head), and that is no graph output, lives in the arena as NHWC (N, H, W, C; N, L, C in 1-D) instead of
-NCHW (`nhwc_tensors`). int8: QConvs, whole-input average pools and layout-free elementwise ops keep channels-last
-int8 tensors between them (`nhwc_int8_tensors`). Both are computed once per graph (`per_graph`).
+NCHW (`nhwc_tensors`); a windowed max pool between two such convs follows them. int8: QConvs, whole-input average
+pools, windowed max pools and layout-free elementwise ops keep channels-last int8 tensors between them
+(`nhwc_int8_tensors`). Both are computed once per graph (`per_graph`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ __all__ = [
     "nhwc_capable",
     "nhwc_global_pool",
     "nhwc_int8_tensors",
+    "nhwc_max_pool",
     "nhwc_qconv",
     "nhwc_tensors",
     "pool_geometry",
@@ -85,14 +87,20 @@ def nhwc_capable(graph: Graph, node: Node) -> bool:
 
 @per_graph
 def nhwc_tensors(graph: Graph) -> set[str]:
-    """Names of the tensors stored channels-last: written by an NHWC-capable conv, read only by such convs as
-    input 0 or residual (input 3) or by global pools (nhwc_global_pool), and no graph output."""
+    """Names of the tensors stored channels-last: written by an NHWC-capable conv (or by a windowed max pool that
+    reads such a tensor, nhwc_max_pool), read only by such convs as input 0 or residual (input 3), by global pools
+    (nhwc_global_pool) or by windowed max pools whose output is channels-last too, and no graph output.
+
+    A windowed max pool keeps its input and output in one layout (the stem -> MaxPool -> first block of a ResNet):
+    candidates leave until every such pool has both or neither (a fixed point: candidates only ever leave)."""
     capable = {id(n): nhwc_capable(graph, n) for n in graph.nodes}
     pools = {id(n) for n in graph.nodes if nhwc_global_pool(graph, n)}
+    windows = [n for n in graph.nodes if nhwc_max_pool(graph, n, "float32")]
+    window_ids = {id(n) for n in windows}
     users: dict[str, list[tuple[Node, bool]]] = {}
     for node in graph.nodes:
         for name in set(node.uses()):
-            if id(node) in pools and name not in node.captures:
+            if (id(node) in pools or id(node) in window_ids) and name not in node.captures:
                 users.setdefault(name, []).append((node, True))
                 continue
             ok = capable[id(node)] and all(i in (0, 3) for i, x in enumerate(node.inputs) if x == name)
@@ -101,11 +109,30 @@ def nhwc_tensors(graph: Graph) -> set[str]:
     outs = set(graph.outputs)
     found = set()
     for node in graph.nodes:
-        if capable[id(node)]:
+        if capable[id(node)] or id(node) in window_ids:
             y = node.outputs[0]
             if y not in outs and users.get(y) and all(ok for _, ok in users[y]):
                 found.add(y)
+    changed = True
+    while changed:
+        changed = False
+        for node in windows:
+            pair = (node.inputs[0], node.outputs[0])
+            if (pair[0] in found) != (pair[1] in found):
+                found.difference_update(pair)
+                changed = True
     return found
+
+
+def nhwc_max_pool(graph: Graph, node: Node, dtype: str) -> bool:
+    """A windowed 2-D MaxPool on `dtype` (float32 or int8) the channels-last kernel runs (be_maxpool2d_nhwc_f32 /
+    _i8): no Indices output, not a global pool (those are nhwc_global_pool and the int8 whole-input pools)."""
+    if (node.op.domain, node.op_type) != ("", "MaxPool") or (len(node.outputs) > 1 and node.outputs[1]):
+        return False
+    x = graph.values[node.inputs[0]]
+    if x.dtype.name != dtype or len(x.shape) != 4 or 0 in x.shape:
+        return False
+    return not covers_input(tuple(x.shape), node)
 
 
 def pool_geometry(shape: tuple[int, ...], node: Node):
@@ -180,14 +207,16 @@ def _layout_free(graph: Graph, node: Node) -> bool:
 def nhwc_int8_tensors(graph: Graph) -> set[str]:
     """Names of the int8 tensors stored channels-last (N, H, W, C; N, L, C in 1-D).
 
-    1. candidates: rank-3/4 int8 outputs of channels-last QConvs and of layout-free elementwise ops, no graph
-       output, every reader a channels-last QConv (as input 0), a whole-input average pool or a layout-free op;
-    2. a layout-free op keeps its operands and its output in one layout: while one of them is not a candidate,
-       drop them all (a fixed point: candidates only ever leave).
+    1. candidates: rank-3/4 int8 outputs of channels-last QConvs, of layout-free elementwise ops and of windowed max
+       pools (nhwc_max_pool), no graph output, every reader a channels-last QConv (as input 0), a whole-input
+       average pool, a layout-free op or a windowed max pool;
+    2. a layout-free op or a windowed max pool keeps its operands and its output in one layout: while one of them
+       is not a candidate, drop them all (a fixed point: candidates only ever leave).
     """
     conv = {id(n) for n in graph.nodes if nhwc_qconv(graph, n)}
     pool = {id(n) for n in graph.nodes if _nhwc_qpool(graph, n)}
-    free = [n for n in graph.nodes if _layout_free(graph, n)]
+    # layout-free ops, and windowed max pools: their input and output in one layout, either one
+    free = [n for n in graph.nodes if _layout_free(graph, n) or nhwc_max_pool(graph, n, "int8")]
     free_ids = {id(n) for n in free}
     readers_ok: dict[str, bool] = {}
     for node in graph.nodes:

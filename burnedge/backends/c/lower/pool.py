@@ -15,7 +15,7 @@ import math
 from ....ir import Node
 from ....ops.pool import _unpool_shape
 from . import Ctx, ctype, lower
-from .layout import covers_input, nhwc_tensors, pool_geometry
+from .layout import covers_input, nhwc_int8_tensors, nhwc_tensors, pool_geometry
 from .reduce import attr, kernel
 
 
@@ -98,6 +98,10 @@ def pool(ctx: Ctx, node: Node) -> str:
         body = f"be_pool3d_f32({ctx.tensor(x)}, {ctx.tensor(y)}, {window[0]}, g, {int(is_max)}, threads);"
         return f"{{ static const int g[] = {{{geo}}};\n  {body} }}"
     geo_args, count = ", ".join(map(str, window[:13])), ", ".join(map(str, window[13:]))
+    if is_max and (x in nhwc_tensors(ctx.graph) or x in nhwc_int8_tensors(ctx.graph)):  # (N, H, W, C) both sides
+        n, c = ctx.shape(x)[:2]
+        fn = f"be_maxpool2d_nhwc_{'f32' if dt == 'float32' else 'i8'}"
+        return f"{fn}({ctx.tensor(x)}, {ctx.tensor(y)}, {n}, {c}, {', '.join(map(str, window[1:13]))}, threads);"
     if is_max:
         suffix = {"float32": "f32", "int8": "i8", "uint8": "u8"}[dt]
         fn = kernel("be_maxpool2d_f32") if suffix == "f32" else f"be_maxpool2d_{suffix}"
