@@ -124,6 +124,18 @@ def test_max_pool_between_qconvs_runs_nhwc():
         g.check(threads)
 
 
+def test_banded_copies_split_over_threads():
+    """Band copies of 32 KiB and more are made on the conv's threads (pad_copy_par): the same bytes on 1 and 2
+    threads, several bands per image, an NCHW stem and an NHWC input."""
+    g = G()
+    x = g.input("x", i8(2, 3, 150, 140))
+    s = qconv(g, "s", x, 64, 3, (3, 3), pads=[1, 1, 1, 1], strides=[2, 2], xzp=-4, yzp=2, output=False)
+    qconv(g, "c", s, 16, 64, (3, 3), pads=[1, 1, 1, 1], xzp=2, yzp=-3)
+    assert "s" in nhwc_int8_tensors(g.model().graph)
+    for threads in (1, 2):
+        g.check(threads)
+
+
 def test_stems_narrow_tiles_and_depthwise_rows():
     g = stem_chain()
     assert {f"s{c}" for c in range(1, 6)} | {f"d{c}" for c in range(1, 6)} <= nhwc_int8_tensors(g.model().graph)

@@ -1,7 +1,7 @@
 /* Internal to the kernel sets: the channels-last implicit GEMM of qconv_nhwc.c (reference/qconv_nhwc.c has the
  * algorithm). A set's qconv_nhwc.c may define QCONV_NHWC_SET(x, bpack, y, e, g, flags, x_zp, scratch, threads)
  * first: an expression run on every conv, non-zero where the set computed the whole conv itself (else the GEMM below
- * runs); it may use pad_copy and gather_rows (defined here, before the driver). */
+ * runs); it may use pad_copy, pad_copy_par and gather_rows (defined here, before the driver). */
 #ifndef BURNEDGE_QCONV_NHWC_LOOPS_H
 #define BURNEDGE_QCONV_NHWC_LOOPS_H
 
@@ -58,6 +58,32 @@ static void pad_copy(const int8_t *xi, int in_nhwc, const be_qconv_geo *g, int8_
             }
         }
     }
+}
+
+typedef struct {
+    const int8_t *xi;
+    int in_nhwc;
+    const be_qconv_geo *g;
+    int8_t pad, *xp;
+    long r0;
+} pad_copy_call;
+
+static void pad_copy_rows(void *ctx, int tid, long lo, long hi) {
+    const pad_copy_call *c = ctx;
+    (void)tid;
+    pad_copy(c->xi, c->in_nhwc, c->g, c->pad, c->r0 + lo, hi - lo, c->xp + lo * be_qconv_nhwc_wp(c->g) * c->g->C);
+}
+
+/* pad_copy with its rows split over threads where the copy is 32 KiB or more (a smaller one is done before a
+ * second thread would have started its share): a band's copy is not a serial step between the parallel ones */
+static void pad_copy_par(const int8_t *xi, int in_nhwc, const be_qconv_geo *g, int8_t pad, long r0, long nrows,
+                         int8_t *xp, int threads) {
+    if (threads < 2 || (double)nrows * be_qconv_nhwc_wp(g) * g->C < 32768.0) {
+        pad_copy(xi, in_nhwc, g, pad, r0, nrows, xp);
+        return;
+    }
+    pad_copy_call c = {xi, in_nhwc, g, pad, xp, r0};
+    be_parallel(threads, nrows, pad_copy_rows, &c);
 }
 
 /* im2col rows of output pixels j0 .. j0+mr-1 from the padded copy: row r = the KH*KW taps' C channels each.
@@ -145,7 +171,8 @@ void be_qconv_nhwc_i8(const int8_t *x, const int8_t *bpack, int8_t *y, const be_
         for (long oy0 = 0; oy0 < g->OH; oy0 += band) {
             const long oy1 = oy0 + band < g->OH ? oy0 + band : g->OH, p0 = oy0 * g->OW, p1 = oy1 * g->OW;
             const long bp = (p1 - p0 + BE_QMR - 1) / BE_QMR;
-            if (!direct) pad_copy(xi, in_nhwc, g, (int8_t)x_zp, oy0 * g->sh, be_qconv_nhwc_rows_in(g, oy1 - oy0), xp);
+            if (!direct)
+                pad_copy_par(xi, in_nhwc, g, (int8_t)x_zp, oy0 * g->sh, be_qconv_nhwc_rows_in(g, oy1 - oy0), xp, nt);
             qconv_nhwc_call c = {xi, xp, bpack, y, slices, e, g, n, oy0, p0, p1, C, M, K, ohw, direct, out_nhwc};
             be_parallel(nt, bp, qconv_nhwc_jobs, &c);
         }

@@ -227,11 +227,12 @@ static int q1_conv(const int8_t *x, const int8_t *bpack, int8_t *y, const be_qep
     for (long n = 0; n < g->N; n++)
         for (long oy0 = 0; oy0 < g->OH; oy0 += band) {
             const long oy1 = oy0 + band < g->OH ? oy0 + band : g->OH, p0 = oy0 * g->OW, P = (oy1 - oy0) * g->OW;
-            pad_copy(x + n * g->C * hw, flags & 1, g, (int8_t)x_zp, oy0 * g->sh, be_qconv_nhwc_rows_in(g, oy1 - oy0),
-                     scratch);
             const long jobs = (P + pix - 1) / pix;
+            const int nt = qthreads(threads, (double)P * M * K, jobs);
+            pad_copy_par(x + n * g->C * hw, flags & 1, g, (int8_t)x_zp, oy0 * g->sh,
+                         be_qconv_nhwc_rows_in(g, oy1 - oy0), scratch, nt);
             q1_call c = {NULL, bpack, y + (n * ohw + p0) * M, e, P, K, M, pix, scratch, g, oy0, p0};
-            be_parallel(qthreads(threads, (double)P * M * K, jobs), jobs, q1_jobs, &c);
+            be_parallel(nt, jobs, q1_jobs, &c);
         }
     return 1;
 }
