@@ -35,6 +35,15 @@ def _reference(node, feeds: dict, out_type) -> np.ndarray:
     return burnedge.Session(burnedge.load(one_node_model(node, feeds, out_type, 10))).run(feeds)["y"]
 
 
+def _onnx_reference(node, feeds: dict, out_type) -> np.ndarray:
+    """onnx's own reference evaluator, for uint8 x int8 products: onnxruntime's u8s8 kernels on x86 CPUs with AVX2
+    but no VNNI sum pairs of products in int16 with saturation (vpmaddubsw), so its results there depend on the
+    machine (seen: 10 of 16 such cases off on an AVX2-only EPYC, 2026-12-04); the exact result is the spec's."""
+    from onnx.reference import ReferenceEvaluator
+
+    return ReferenceEvaluator(one_node_model(node, feeds, out_type, 10)).run(None, feeds)[0]
+
+
 @pytest.mark.parametrize("case", range(len(CONV_CASES)))
 @pytest.mark.parametrize("types", [(np.uint8, np.uint8), (np.uint8, np.int8)], ids=["u8u8", "u8i8"])
 def test_conv_integer(case, types):
@@ -79,7 +88,11 @@ def test_qlinear_conv(case, types, per_channel):
     if wt == np.int8:  # onnxruntime takes int8 weights only with zero points of 0
         feeds["wz"] = np.zeros(nw, np.int8)
     node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y"], **attrs)
-    check_node(node, feeds, 10, helper.np_dtype_to_tensor_dtype(np.dtype(yt)))
+    out = helper.np_dtype_to_tensor_dtype(np.dtype(yt))
+    want = None
+    if (xt, wt) == (np.uint8, np.int8):  # onnx's evaluator takes 2-D QLinearConv only (1-D: a wrong shape)
+        want = _onnx_reference(node, feeds, out) if len(xs) == 4 else _reference(node, feeds, out)
+    check_node(node, feeds, 10, out, want=want)
 
 
 def test_qlinear_conv_of_constant_weights_without_bias():
@@ -107,7 +120,9 @@ def test_matmul_integer(case, types):
     sa, sb = MATMUL_CASES[case]
     at, bt = types
     feeds = {"a": _q(at, *sa), "b": _q(bt, *sb), "az": _q(at), "bz": _q(bt, sb[-1]) if len(sb) == 2 else _q(bt)}
-    check_node(helper.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y"]), feeds, 10, TensorProto.INT32)
+    node = helper.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y"])
+    want = _onnx_reference(node, feeds, TensorProto.INT32) if types == (np.uint8, np.int8) else None
+    check_node(node, feeds, 10, TensorProto.INT32, want=want)
 
 
 def test_matmul_integer_per_row_zero_points():
