@@ -47,6 +47,11 @@ def _qconv_geo(graph: Graph, node: Node) -> tuple[str, list[int], int] | None:
     return ("dw" if dw else "gemm"), fields, flags
 
 
+# isa.h BE_PAR_MIN_QMACS of the sets that split the least work (portable, NEON without sdot): the drivers of
+# qconv_nhwc.c and qconv.c may use more than one thread from there, so their scratch holds a slice per thread
+PAR_MIN_QMACS = 100000
+
+
 def _band(graph: Graph, kind: str, f: list[int]) -> int:
     """Output rows per band of the channels-last kernels (qconv.h be_qdw_nhwc_band, be_qconv_nhwc_band): one row
     in a lean plan (the geo's `band` field tells the kernel), else what the kernel's budget gives (~32 KiB of
@@ -80,7 +85,7 @@ def _qconv_scratch(graph: Graph, node: Node) -> int:
         direct = flags & 1 and (kh, kw, sh, sw, ph, pw, oh, ow) == (1, 1, 1, 1, 0, 0, h, wd)  # rows read in place
         row, halo = ((ow - 1) * sw + (kw - 1) * dwl + 1) * c, (kh - 1) * dh + 1
         copy = 0 if direct else -(-(((band - 1) * sh + halo) * row + 64) // 64) * 64
-        nt = kernel_threads(ohw * m * k, 200000, -(-ohw // QMR), graph)
+        nt = kernel_threads(ohw * m * k, PAR_MIN_QMACS, -(-ohw // QMR), graph)
         return copy + nt * (-(-(QMR * k + 64 + QMR * m + 64 + panel) // 64) * 64) + 64
     if kind == "dw":  # be_qdwconv_scratch: one padded plane per thread
         wp = (ow - 1) * sw + (kw - 1) * dwl + 1
@@ -93,7 +98,7 @@ def _qconv_scratch(graph: Graph, node: Node) -> int:
     panels, mp = -(-ohw // QNR), -(-(m // g) // QMR)
     blocks = n * g * -(-panels // nb)
     jobs = blocks * (min(mp, MAX_THREADS) if blocks < 2 * MAX_THREADS else 1)
-    nt = kernel_threads(n * m * ohw * k, 200000, jobs, graph)
+    nt = kernel_threads(n * m * ohw * k, PAR_MIN_QMACS, jobs, graph)
     return nt * (k * QNR + nb * k4 * 64 + k4 * 24 + 64) + 64
 
 

@@ -61,12 +61,13 @@
 #endif
 
 /* the least work worth a second thread, in multiply-adds of an int8 GEMM or convolution (qgemm_loops.h,
- * qconv_loops.h, qconv_nhwc.c): about 5 us of one core at the set's int8 rate (VNNI ~200 GMAC/s, AVX2 ~100, sdot
- * ~50, other targets ~20). Below it the loop runs on the caller alone: handing out chunks, a worker's first touch
+ * qconv_loops.h, qconv_nhwc.c): about 5 us of one core at the rate the set reaches on such small products (VNNI
+ * ~90 GMAC/s: a transformer's 0.5 M-MAC projections took 5.6 us on the device tool's Xeon, 2026-12-04; AVX2 ~100,
+ * sdot ~50, other targets ~20). Below it the loop runs on the caller alone: handing out chunks, a worker's first touch
  * of the data and the wait for the last chunk (benchmarks/bench_workers.py measures them: a few tenths of a
  * microsecond with the workers awake, tens when a sleeping one must be woken) would eat what the split saves. */
 #if defined(BE_ISA_X86_VNNI512) || defined(BE_ISA_X86_AVXVNNI)
-#define BE_PAR_MIN_QMACS 1000000.0
+#define BE_PAR_MIN_QMACS 400000.0
 #elif defined(BE_ISA_X86_AVX2) || defined(BE_ISA_DOTPROD)
 #define BE_PAR_MIN_QMACS 500000.0
 #else
