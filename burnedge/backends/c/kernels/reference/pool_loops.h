@@ -28,8 +28,9 @@ static inline void be__taps(int start, int k, int d, int lo, int hi, int *a, int
 
 /* horizontal step: y[o] = OP over kx of buf[o*sw + kx*dw], in kx order. Stride 1 walks the buffer contiguously;
  * stride 2 without dilation (the 3x3 stride-2 pools of ResNets), on rows of 16 outputs or more (on shorter ones the
- * split costs more than it saves), first splits BE_HCHUNK outputs' columns into even and odd runs, so that tap kx reads run kx & 1 from kx / 2 on, contiguously: the compiler vectorises both steps
- * (the buffer reaches at least one column past the last tap: its 32 padding columns) */
+ * split costs more than it saves), first splits BE_HCHUNK outputs' columns into even and odd runs, so that tap kx
+ * reads run kx & 1 from kx / 2 on, contiguously: the compiler vectorises both steps (the buffer reaches at least
+ * one column past the last tap: its 32 padding columns) */
 #define BE_HORIZ(NAME, T, OP)                                                                                  \
     static void NAME(const T *buf, T *y, int ow, int kw, int sw, int dw) {                                    \
         if (sw == 1) {                                                                                         \
