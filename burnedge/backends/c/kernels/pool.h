@@ -8,6 +8,16 @@
 
 #include <stdint.h>
 
+/* the kernel taps [*a, *b) of the window starting at `start` (step d, k taps) whose positions lie in [lo, hi)
+ * (pool_loops.h, pool_nhwc.c) */
+static inline void be__taps(int start, int k, int d, int lo, int hi, int *a, int *b) {
+    int i = 0, j = k;
+    while (i < k && start + i * d < lo) i++;
+    while (j > i && start + (j - 1) * d >= hi) j--;
+    *a = i;
+    *b = j;
+}
+
 void be_maxpool2d_f32(const float *x, float *y, long nc, int ih, int iw, int oh, int ow, int kh, int kw, int sh,
                       int sw, int dh, int dw, int ph, int pw, int threads);
 void be_maxpool2d_f32_portable(const float *x, float *y, long nc, int ih, int iw, int oh, int ow, int kh, int kw,

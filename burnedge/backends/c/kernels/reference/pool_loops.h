@@ -12,15 +12,6 @@
 #define BE_POOL_ROW 1024 /* widest padded row the buffered path takes (two such arrays live on the stack) */
 #endif
 
-/* the kernel taps [*a, *b) of the window starting at `start` whose positions lie in [lo, hi) */
-static inline void be__taps(int start, int k, int d, int lo, int hi, int *a, int *b) {
-    int i = 0, j = k;
-    while (i < k && start + i * d < lo) i++;
-    while (j > i && start + (j - 1) * d >= hi) j--;
-    *a = i;
-    *b = j;
-}
-
 #define BE_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define BE_ADD(a, b) ((a) + (b))
 

@@ -7,7 +7,11 @@
  * a ResNet stem) takes each output pixel's C maxima over its window's taps the same way, a row of channels per tap.
  */
 #include "pool_nhwc.h"
+#include "pool.h" /* be__taps */
 #include "workers.h"
+
+/* whether the max so far m stays against v: a NaN, once met, is kept (like the reference) */
+#define KEEP_F32(m, v) ((m) != (m) || (m) >= (v))
 
 typedef struct {
     const float *x;
@@ -47,24 +51,13 @@ static void max_images(void *ctx, int tid, long lo, long hi) {
         const float *restrict xi = x + i * size * c;
         for (long k = 0; k < c; k++) yi[k] = xi[k];
         for (long p = 1; p < size; p++)
-            for (long k = 0; k < c; k++) {
-                const float m = yi[k], v = xi[p * c + k];
-                yi[k] = (m != m || m >= v) ? m : v;
-            }
+            for (long k = 0; k < c; k++) yi[k] = KEEP_F32(yi[k], xi[p * c + k]) ? yi[k] : xi[p * c + k];
     }
 }
 
 void be_global_maxpool_nhwc_f32(const float *x, float *y, long n, long size, long c, int threads) {
     nhwc_pool_call a = {x, y, size, c};
     be_parallel(threads, n, max_images, &a);
-}
-
-/* the taps k in [*a, *b) of a window starting at `start` (step d, k taps) that lie in [0, n) */
-static inline void nhwc_taps(int start, int k, int d, int n, int *a, int *b) {
-    int i = 0, j = k;
-    while (i < k && start + i * d < 0) i++;
-    while (j > i && start + (j - 1) * d >= n) j--;
-    *a = i, *b = j;
 }
 
 typedef struct {
@@ -87,11 +80,11 @@ typedef struct {
             const T *xi = (const T *)a->x + img * a->ih * a->iw * c;                                           \
             T *yr = (T *)a->y + r * a->ow * c;                                                                 \
             int ya, yb;                                                                                        \
-            nhwc_taps(y0, a->kh, a->dh, a->ih, &ya, &yb);                                                      \
+            be__taps(y0, a->kh, a->dh, 0, a->ih, &ya, &yb);                                                    \
             for (int ox = 0; ox < a->ow; ox++) {                                                               \
                 const int x0 = ox * a->sw - a->pw;                                                             \
                 int xa, xb;                                                                                    \
-                nhwc_taps(x0, a->kw, a->dw, a->iw, &xa, &xb);                                                  \
+                be__taps(x0, a->kw, a->dw, 0, a->iw, &xa, &xb);                                                \
                 T *restrict o = yr + (long)ox * c;                                                             \
                 if (ya == yb || xa == xb) {                                                                    \
                     for (long k = 0; k < c; k++) o[k] = LOWEST;                                                \
@@ -119,7 +112,6 @@ typedef struct {
         be_parallel(threads, n * oh, NAME##_rows, &a);                                                         \
     }
 
-#define KEEP_F32(m, v) ((m) != (m) || (m) >= (v))
 #define KEEP_INT(m, v) ((m) >= (v))
 NHWC_MAXPOOL(be_maxpool2d_nhwc_f32, float, -INFINITY, KEEP_F32)
 NHWC_MAXPOOL(be_maxpool2d_nhwc_i8, int8_t, INT8_MIN, KEEP_INT)
