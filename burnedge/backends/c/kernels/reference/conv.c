@@ -13,6 +13,7 @@
  * its bias plus the cols scattered at (iy*sh + ky*dh - ph, ix*sw + kx*dw - pw), kernel positions in order.
  */
 #include "conv.h"
+#include "isa.h" /* BE_PAR_MIN_MACS */
 #include "workers.h"
 
 /* im2col of output positions j0 .. j0+nr-1 of one image and group, as one NR-wide B panel */
@@ -134,7 +135,7 @@ void be_conv2d_f32(const float *x, const float *wpack, int packed, float *y, con
     c.nblk = (c.np + c.nb - 1) / c.nb;
     const long blocks = (long)g->N * g->G * c.nblk;
     int nt = threads < BE_DENSE_MAX_THREADS ? threads : BE_DENSE_MAX_THREADS;
-    if ((double)g->N * g->M * c.ohw * c.K < 200000.0) nt = 1;
+    if ((double)g->N * g->M * c.ohw * c.K < BE_PAR_MIN_MACS) nt = 1;
     c.mchunks = 1;
     if (nt > 1 && blocks < 2 * nt) c.mchunks = c.mp < nt ? c.mp : nt;
     be_parallel(nt, blocks * c.mchunks, conv2d_jobs, &c);

@@ -4,6 +4,7 @@
 #define BURNEDGE_CONV_NHWC_LOOPS_H
 
 #include "conv_nhwc_jobs.h"
+#include "isa.h" /* BE_PAR_MIN_MACS */
 #include "workers.h"
 
 #ifndef NHWC_ROWS /* pixels per row panel with more than 8 out channels: the set's tile height (at most 8) */
@@ -50,7 +51,7 @@ static void conv_nhwc(const float *x, const float *wpack, float *y, const be_epi
     q.rows = q.M <= 8 ? 8 : NHWC_ROWS;
     q.mp = (q.ohw + q.rows - 1) / q.rows, q.np = (q.M + BE_NR - 1) / BE_NR;
     int nt = threads < BE_DENSE_MAX_THREADS ? threads : BE_DENSE_MAX_THREADS;
-    if ((double)g->N * q.ohw * q.M * q.K < 200000.0) nt = 1;
+    if ((double)g->N * q.ohw * q.M * q.K < BE_PAR_MIN_MACS) nt = 1;
     /* jobs: (image, row panel, block of column panels); blocks only when row panels cannot feed the threads */
     q.ncb = 1, q.pmajor = q.mp <= 16 && q.np > 1;
     if (q.pmajor) /* a weight panel (or the set's tile's NHWC_PANELS of them) meets every row panel while in L1 */

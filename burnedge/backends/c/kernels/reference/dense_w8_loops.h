@@ -5,6 +5,7 @@
 #define BURNEDGE_DENSE_W8_LOOPS_H
 
 #include "dense_w8.h"
+#include "isa.h" /* BE_PAR_MIN_MACS */
 #include "workers.h"
 
 #define W8_ROWS 4 /* rows of the GEMV tile */
@@ -53,7 +54,7 @@ static void gemv_w8(long M, long N, long K, const float *a, long rsa, long csa, 
                     const float *zero, float *c, long ldc, const be_epi *e, int threads) {
     const long panels = (N + BE_NR - 1) / BE_NR;
     int nt = threads < BE_DENSE_MAX_THREADS ? threads : BE_DENSE_MAX_THREADS;
-    if ((double)M * N * K < 200000.0) nt = 1;
+    if ((double)M * N * K < BE_PAR_MIN_MACS) nt = 1;
     if (nt > panels) nt = (int)panels;
     gemv_w8_call g = {M, N, K, a, rsa, csa, bq, scale, zero, c, ldc, e};
     be_parallel(nt, panels, gemv_w8_panels, &g);

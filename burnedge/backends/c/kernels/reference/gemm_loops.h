@@ -5,6 +5,7 @@
 #define BURNEDGE_GEMM_LOOPS_H
 
 #include "gemm.h"
+#include "isa.h" /* BE_PAR_MIN_MACS */
 #include "workers.h"
 
 void be_gemm_pack_b(long K, const float *b, long rsb, long csb, long j0, int nr, float *dst) {
@@ -89,7 +90,7 @@ void be_gemm_f32(long M, long N, long K, const float *a, long rsa, long csa, int
 #endif
     const long blocks = (g.np + g.nb - 1) / g.nb;
     int nt = threads < BE_DENSE_MAX_THREADS ? threads : BE_DENSE_MAX_THREADS;
-    if ((double)M * N * K < 200000.0) nt = 1; /* too small to pay for waking threads */
+    if ((double)M * N * K < BE_PAR_MIN_MACS) nt = 1;
     /* jobs: blocks of column panels, times row chunks when the blocks alone cannot feed the threads */
     if (nt > 1 && blocks < 2 * nt) g.mchunks = g.mp < nt ? g.mp : nt;
     g.jobs = blocks * g.mchunks;

@@ -74,6 +74,18 @@
 #define BE_PAR_MIN_QMACS 100000.0
 #endif
 
+/* the same for float work, in multiply-adds of a GEMM or convolution (gemm_loops.h, dense_w8_loops.h, conv.c,
+ * conv_nhwc_loops.h). A split also leaves the step's output spread over two cores' caches for the next step to read
+ * across, which costs most where a core computes fastest: on the device tool's Xeon (AVX-512, 2026-12-04, one
+ * process, no other engine) DS-CNN's 0.3-0.5 M-MAC convs split over two threads made the whole net 0.60-0.86x as
+ * fast as on one, and 1.00-1.02x with this gate at 1 M; on an AVX2 EPYC VM it ran 1.00-1.23x as fast, so 200 K
+ * stays there. */
+#if defined(BE_ISA_X86_AVX512F)
+#define BE_PAR_MIN_MACS 1000000.0
+#else
+#define BE_PAR_MIN_MACS 200000.0
+#endif
+
 /* a spin-wait hint for the worker pool (workers.c): any build, portable ones too */
 #if defined(__x86_64__) || defined(__i386__)
 #define BE_CPU_RELAX() __builtin_ia32_pause()
