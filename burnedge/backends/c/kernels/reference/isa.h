@@ -75,11 +75,11 @@
 #endif
 
 /* the same for float work, in multiply-adds of a GEMM or convolution (gemm_loops.h, dense_w8_loops.h, conv.c,
- * conv_nhwc_loops.h). A split also leaves the step's output spread over two cores' caches for the next step to read
- * across, which costs most where a core computes fastest: on the device tool's Xeon (AVX-512, 2026-12-04, one
- * process, no other engine) DS-CNN's 0.3-0.5 M-MAC convs split over two threads made the whole net 0.60-0.86x as
- * fast as on one, and 1.00-1.02x with this gate at 1 M; on an AVX2 EPYC VM it ran 1.00-1.23x as fast, so 200 K
- * stays there. */
+ * conv_nhwc_loops.h). Measured, not derived: on the device tool's Xeon (AVX-512, 2026-12-04, one process, no other
+ * engine) DS-CNN's 0.3-0.5 M-MAC convs split over two threads made the whole net 0.60-0.86x as fast as on one, and
+ * 1.00-1.02x with this gate at 1 M (the likely cost: a split leaves a step's output in two cores' caches and the
+ * next, single-threaded depthwise step reads half of it across: on an AVX2 EPYC VM those steps took 5.4 -> 6.4-7.4
+ * us on two threads); on that VM the split still ran the net 1.00-1.23x as fast, so 200 K stays there. */
 #if defined(BE_ISA_X86_AVX512F)
 #define BE_PAR_MIN_MACS 1000000.0
 #else
