@@ -8,7 +8,7 @@ import numpy as np
 from ....ir import Graph, Node
 from . import Ctx, lower
 from .layout import DW_MAX_TAPS, conv_fields, dw_mult1, nhwc_int8_tensors, nhwc_qconv
-from .qscratch import kernel_threads, lean, plan_threads
+from .qscratch import PAR_MIN_QMACS, kernel_threads, lean, plan_threads
 from .quantized import MAX_THREADS, QMR, QNR, opt_input, pack_a_pairs, pack_b_pairs, qepi, require_i8, wrap32
 from .reduce import attr
 
@@ -45,11 +45,6 @@ def _qconv_geo(graph: Graph, node: Node) -> tuple[str, list[int], int] | None:
             return "nhwc", fields, flags
     dw = w[1] == 1 and group > 1 and group == fields[1] and kernel[0] * kernel[1] <= DW_MAX_TAPS
     return ("dw" if dw else "gemm"), fields, flags
-
-
-# isa.h BE_PAR_MIN_QMACS of the sets that split the least work (portable, NEON without sdot): the drivers of
-# qconv_nhwc.c and qconv.c may use more than one thread from there, so their scratch holds a slice per thread
-PAR_MIN_QMACS = 100000
 
 
 def _band(graph: Graph, kind: str, f: list[int]) -> int:

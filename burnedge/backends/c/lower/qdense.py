@@ -6,7 +6,7 @@ import numpy as np
 
 from ....ir import Graph, Node
 from . import Ctx, lower
-from .qscratch import kernel_threads, lean
+from .qscratch import PAR_MIN_QMACS, kernel_threads, lean
 from .quantized import MAX_THREADS, QMR, QNR, opt_input, pack_b_pairs, qepi, require_i8, wrap32
 from .reduce import attr
 
@@ -26,7 +26,7 @@ def _qmm_scratch(graph: Graph, node: Node) -> int:
         return 0
     mp, np_ = -(-rows // QMR), -(-n // QNR)
     jobs = mp * (min(np_, 2 * MAX_THREADS) if mp < 2 * MAX_THREADS else 1)
-    return kernel_threads(rows * n * k, 100000, jobs, graph) * ((k + 1) // 2) * QMR * 4 + 64
+    return kernel_threads(rows * n * k, PAR_MIN_QMACS, jobs, graph) * ((k + 1) // 2) * QMR * 4 + 64
 
 
 @lower("QMatMul", domain="burnedge", scratch=_qmm_scratch)

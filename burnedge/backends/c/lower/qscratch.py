@@ -7,7 +7,12 @@ from __future__ import annotations
 from ....ir import Graph
 from .quantized import MAX_THREADS
 
-__all__ = ["kernel_threads", "lean", "plan_threads"]
+__all__ = ["PAR_MIN_QMACS", "kernel_threads", "lean", "plan_threads"]
+
+# isa.h BE_PAR_MIN_QMACS of the sets that split the least work (portable, NEON without sdot): the int8 GEMM and
+# convolution drivers (qgemm.c, qconv.c, qconv_nhwc.c) may use more than one thread from there, so their scratch
+# holds a slice per thread
+PAR_MIN_QMACS = 100000
 
 
 def plan_threads(graph: Graph, most: int = MAX_THREADS) -> int:

@@ -6,9 +6,8 @@
 #define BURNEDGE_CONV_NHWC_JOBS_H
 
 #include "conv.h"
+#include "isa.h" /* BE_PAR_MIN_COPY_BYTES */
 #include "workers.h"
-
-#define PAD_SPLIT_BYTES 32768.0
 
 /* row r of the padded image xp of image xi (see conv_tile.h) */
 static void pad_row(const float *xi, int in_nhwc, const be_conv_geo *g, long wp, long r, float *d) {
@@ -46,8 +45,7 @@ static void pad_rows(void *ctx, int t, long lo, long hi) {
 void be_nhwc_pad_images(const float *x, int in_nhwc, const be_conv_geo *g, long hp, long wp, float *xp, int threads) {
     pad_call c = {x, xp, g, hp, wp, in_nhwc};
     const long rows = (long)g->N * hp;
-    /* a copy of under PAD_SPLIT_BYTES is done before a second thread would have started its share */
-    if ((double)rows * wp * g->C * sizeof(float) < PAD_SPLIT_BYTES) threads = 1;
+    if ((double)rows * wp * g->C * sizeof(float) < BE_PAR_MIN_COPY_BYTES) threads = 1;
     be_parallel(threads, rows, pad_rows, &c);
 }
 

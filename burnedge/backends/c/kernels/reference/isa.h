@@ -86,6 +86,10 @@
 #define BE_PAR_MIN_MACS 200000.0
 #endif
 
+/* the least copy worth splitting over threads, in bytes (a padded input copy: conv_nhwc_jobs.h, qconv_nhwc_loops.h):
+ * a smaller one is done before a second thread would have started its share */
+#define BE_PAR_MIN_COPY_BYTES 32768.0
+
 /* a spin-wait hint for the worker pool (workers.c): any build, portable ones too */
 #if defined(__x86_64__) || defined(__i386__)
 #define BE_CPU_RELAX() __builtin_ia32_pause()

@@ -6,7 +6,7 @@
 #define BURNEDGE_QCONV_NHWC_LOOPS_H
 
 #include "qconv.h"
-#include "isa.h" /* BE_PAR_MIN_QMACS */
+#include "isa.h" /* BE_PAR_MIN_QMACS, BE_PAR_MIN_COPY_BYTES */
 #include "workers.h"
 
 static int qthreads(int threads, double work, long jobs) {
@@ -74,11 +74,11 @@ static void pad_copy_rows(void *ctx, int tid, long lo, long hi) {
     pad_copy(c->xi, c->in_nhwc, c->g, c->pad, c->r0 + lo, hi - lo, c->xp + lo * be_qconv_nhwc_wp(c->g) * c->g->C);
 }
 
-/* pad_copy with its rows split over threads where the copy is 32 KiB or more (a smaller one is done before a
- * second thread would have started its share): a band's copy is not a serial step between the parallel ones */
+/* pad_copy with its rows split over threads from BE_PAR_MIN_COPY_BYTES: a band's copy is not a serial step between
+ * the parallel ones */
 static void pad_copy_par(const int8_t *xi, int in_nhwc, const be_qconv_geo *g, int8_t pad, long r0, long nrows,
                          int8_t *xp, int threads) {
-    if (threads < 2 || (double)nrows * be_qconv_nhwc_wp(g) * g->C < 32768.0) {
+    if (threads < 2 || (double)nrows * be_qconv_nhwc_wp(g) * g->C < BE_PAR_MIN_COPY_BYTES) {
         pad_copy(xi, in_nhwc, g, pad, r0, nrows, xp);
         return;
     }
