@@ -12,6 +12,11 @@ static inline long band_rows_in(const be_conv_geo *g, long rows) {
     return (rows - 1) * g->sh + (long)(g->KH - 1) * g->dh + 1;
 }
 
+/* 3x3, stride 1, no dilation */
+static inline int dw_k3s1(const be_conv_geo *g) {
+    return g->KH == 3 && g->KW == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1;
+}
+
 /* the padded NHWC block of the band starting at output row oy0: padded rows iy0 .. iy0 + rin - 1 */
 static void fill_band(const float *x, int in_nhwc, const be_conv_geo *g, long c8, long oy0, long rin, float *buf) {
     const long C = g->C, wp = be_dwconv_nhwc_wp(g), hw = (long)g->H * g->W;

@@ -151,7 +151,7 @@ static inline __attribute__((always_inline)) void band_avx2(const float *buf, lo
                                                             const fast_epi *f, const be_epi *e, long p0, long p1,
                                                             const int act) {
     const int taps = g->KH * g->KW, C = g->C;
-    const int k3s1 = g->KH == 3 && g->KW == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1;
+    const int k3s1 = dw_k3s1(g);
     long c = 0;
 #if DW_ZMM
     for (; c + 16 <= c8; c += 16) { /* 16 channels while they lie in the padded count, then the 8-channel code */
@@ -203,7 +203,7 @@ static inline __attribute__((always_inline)) __m256 pixel_border(const float *x,
 static inline __attribute__((always_inline)) void band_direct(const float *x, const be_conv_geo *g, const long *xo,
                                                               const float *w, float *out, long ldo,
                                                               const fast_epi *f, const be_epi *e, long oy0, long rows,
-                                                              const int act, const int TAPS) {
+                                                              const int act, const int TAPS, const int S1) {
     const long C = g->C, W = g->W, OW = g->OW, sx = (long)g->sw * C, p0 = oy0 * OW;
     const long reach_x = (long)(g->KW - 1) * g->dw, reach_y = (long)(g->KH - 1) * g->dh;
     const long last = W - 1 - reach_x + g->pw; /* the last padded column a window may start at */
@@ -213,7 +213,7 @@ static inline __attribute__((always_inline)) void band_direct(const float *x, co
     const int taps = g->KH * g->KW;
     long c0 = 0;
 #if DW_ZMM
-    for (; c0 + 16 <= C; c0 += 16) direct16(x, g, xo, w, out, ldo, f, e, oy0, rows, c0, lo, hi, act, TAPS);
+    for (; c0 + 16 <= C; c0 += 16) direct16(x, g, xo, w, out, ldo, f, e, oy0, rows, c0, lo, hi, act, TAPS, S1);
 #endif
     for (long c = c0; c < C; c += 8) {
         __m256 wv[TAPS > 0 ? TAPS : 1];
@@ -227,6 +227,15 @@ static inline __attribute__((always_inline)) void band_direct(const float *x, co
                 put8(o + ox * ldo, pixel_border(x, g, w, c, oy, ox), f, e, p + ox, c, 8, act);
             const float *r = x + (iy0 * W + a * g->sw - g->pw) * C + c;
             long ox = a;
+            if (S1) /* 3x3 stride 1: four pixels at a time, each input column loaded once (as rows3x3) */
+                for (; ox + 4 <= b; ox += 4, r += 4 * sx) {
+                    __m256 a0, a1, a2, a3;
+                    four3x3(r, W * C, C, wv, &a0, &a1, &a2, &a3);
+                    put8(o + ox * ldo, a0, f, e, p + ox, c, 8, act);
+                    put8(o + (ox + 1) * ldo, a1, f, e, p + ox + 1, c, 8, act);
+                    put8(o + (ox + 2) * ldo, a2, f, e, p + ox + 2, c, 8, act);
+                    put8(o + (ox + 3) * ldo, a3, f, e, p + ox + 3, c, 8, act);
+                }
             for (; ox + BP <= b; ox += BP, r += BP * sx) {
                 __m256 acc[BP];
                 for (int j = 0; j < BP; j++) acc[j] = _mm256_setzero_ps();
@@ -253,24 +262,19 @@ static inline __attribute__((always_inline)) void band_direct(const float *x, co
 
 static void band_direct_any(const float *x, const be_conv_geo *g, const long *xo, const float *w, float *out, long ldo,
                             const fast_epi *f, const be_epi *e, long oy0, long rows, int act) {
-    const int t9 = g->KH * g->KW == 9; /* 3x3: the tap weights in registers */
+    /* 3x3: the tap weights in registers; stride 1 without dilation: four pixels share their columns' loads */
+    const int t9 = g->KH * g->KW == 9, s1 = dw_k3s1(g);
+#define DIRECT(ACT)                                                                                                    \
+    s1   ? band_direct(x, g, xo, w, out, ldo, f, e, oy0, rows, ACT, 9, 1)                                              \
+    : t9 ? band_direct(x, g, xo, w, out, ldo, f, e, oy0, rows, ACT, 9, 0)                                              \
+         : band_direct(x, g, xo, w, out, ldo, f, e, oy0, rows, ACT, 0, 0)
     switch (act) {
-    case BE_ACT_NONE:
-        t9 ? band_direct(x, g, xo, w, out, ldo, f, e, oy0, rows, BE_ACT_NONE, 9)
-           : band_direct(x, g, xo, w, out, ldo, f, e, oy0, rows, BE_ACT_NONE, 0);
-        break;
-    case BE_ACT_RELU:
-        t9 ? band_direct(x, g, xo, w, out, ldo, f, e, oy0, rows, BE_ACT_RELU, 9)
-           : band_direct(x, g, xo, w, out, ldo, f, e, oy0, rows, BE_ACT_RELU, 0);
-        break;
-    case BE_ACT_CLIP:
-        t9 ? band_direct(x, g, xo, w, out, ldo, f, e, oy0, rows, BE_ACT_CLIP, 9)
-           : band_direct(x, g, xo, w, out, ldo, f, e, oy0, rows, BE_ACT_CLIP, 0);
-        break;
-    default:
-        t9 ? band_direct(x, g, xo, w, out, ldo, f, e, oy0, rows, -1, 9)
-           : band_direct(x, g, xo, w, out, ldo, f, e, oy0, rows, -1, 0);
+    case BE_ACT_NONE: DIRECT(BE_ACT_NONE); break;
+    case BE_ACT_RELU: DIRECT(BE_ACT_RELU); break;
+    case BE_ACT_CLIP: DIRECT(BE_ACT_CLIP); break;
+    default: DIRECT(-1);
     }
+#undef DIRECT
 }
 
 /* one band with the activation resolved at compile time for the common ones */

@@ -130,7 +130,7 @@ static inline __attribute__((always_inline)) __m512 pixel_border16(const float *
 static inline __attribute__((always_inline)) void direct16(const float *x, const be_conv_geo *g, const long *xo,
                                                            const float *w, float *out, long ldo, const fast_epi *f,
                                                            const be_epi *e, long oy0, long rows, long c, long lo,
-                                                           long hi, const int act, const int TAPS) {
+                                                           long hi, const int act, const int TAPS, const int S1) {
     const long W = g->W, OW = g->OW, sx = (long)g->sw * g->C, p0 = oy0 * OW, reach_y = (long)(g->KH - 1) * g->dh;
     const int taps = g->KH * g->KW;
     __m512 wv[TAPS > 0 ? TAPS : 1];
@@ -144,6 +144,12 @@ static inline __attribute__((always_inline)) void direct16(const float *x, const
             put16(o + ox * ldo, pixel_border16(x, g, w, c, oy, ox), f, e, p + ox, c, 16, act);
         const float *r = x + (iy0 * W + a * g->sw - g->pw) * g->C + c;
         long ox = a;
+        if (S1) /* 3x3 stride 1: four pixels at a time, each input column loaded once (as rows3x3_16) */
+            for (; ox + 4 <= b; ox += 4, r += 4 * sx) {
+                __m512 acc[4];
+                four3x3_16(r, W * g->C, g->C, wv, acc);
+                for (int j = 0; j < 4; j++) put16(o + (ox + j) * ldo, acc[j], f, e, p + ox + j, c, 16, act);
+            }
         for (; ox + BP <= b; ox += BP, r += BP * sx) {
             __m512 acc[BP];
             for (int j = 0; j < BP; j++) acc[j] = _mm512_setzero_ps();
