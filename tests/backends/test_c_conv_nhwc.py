@@ -261,17 +261,18 @@ def test_nan_passes_the_epilogue(act, params):
         (24, (29, 33), 3, 2, [1, 1, 1, 1], 1, "Clip", False, 2),  # odd planes, an NCHW output, two images
         (8, (40, 30), 5, 2, [2, 1, 0, 2], 1, "HardSwish", True, 1),  # 25 taps, asymmetric pads, the generic epilogue
         (32, (28, 28), 3, 2, [0, 0, 0, 0], 2, "", True, 1),  # dilation, no padding
-        # 3x3 stride 1, any plane: four pixels of a row at a time, then single pixels, the borders tap by tap
-        (48, (13, 17), 3, 1, [1, 1, 1, 1], 1, "Clip", True, 2),  # three 16-channel blocks, row tails of 3
-        (40, (9, 6), 3, 1, [1, 1, 1, 1], 1, "Relu", False, 1),  # two blocks of 16 and the 8-channel rest
-        (8, (7, 7), 3, 1, [1, 0, 0, 1], 1, "HardSwish", True, 1),  # asymmetric pads, the generic epilogue
-        (16, (6, 3), 3, 1, [0, 0, 0, 0], 1, "", True, 1),  # no padding: one output column
-        (24, (2, 2), 3, 1, [1, 1, 1, 1], 1, "Relu", True, 1),  # every pixel at the border
+        # 3x3 stride 1 with rows of more than 1638 padded floats (a band of at most 2 output rows): four pixels of a
+        # row at a time, then single pixels, the borders tap by tap
+        (48, (5, 41), 3, 1, [1, 1, 1, 1], 1, "Clip", True, 2),  # three 16-channel blocks, a row tail of 1
+        (40, (4, 47), 3, 1, [1, 1, 1, 1], 1, "Relu", False, 1),  # two blocks of 16 and the 8-channel rest
+        (8, (6, 210), 3, 1, [1, 0, 0, 1], 1, "HardSwish", True, 1),  # asymmetric pads, the generic epilogue
+        (16, (5, 111), 3, 1, [0, 0, 0, 0], 1, "", True, 1),  # no padding
+        (24, (2, 80), 3, 1, [1, 1, 1, 1], 1, "Relu", True, 1),  # every row at the border
     ],
 )  # fmt: skip
 def test_depthwise_reads_nhwc_in_place(c, hw, k, stride, pads, dil, act, out_nhwc, batch):
-    """conv_dw_nhwc.c's band_direct (C % 8 == 0, an NHWC input; strided on 28x28 or more, 3x3 stride 1 on any
-    plane): against numpy, on one thread and two."""
+    """conv_dw_nhwc.c's band_direct (C % 8 == 0, an NHWC input; strided on 28x28 or more, 3x3 stride 1 where the
+    padded band would be at most 2 output rows): against numpy, on one thread and two."""
     feeds = {"x": _rand(batch, c, *hw)}
     inits = {"wi": _rand(c, c, 1, 1, scale=0.3), "wd": _rand(c, 1, k, k, scale=0.4), "bd": _rand(c),
              "wo": _rand(c, c, 1, 1, scale=0.3)}  # fmt: skip

@@ -63,11 +63,13 @@ static void dwc(const float *x, const float *w, float *y, const be_epi *e, const
             d.xoffs[ky * g->KW + kx] = ((long)ky * g->dh * g->W + (long)kx * g->dw) * g->C;
     /* in place when the input is NHWC with whole 8-channel vectors and either the conv strided on a large plane
      * (measured: 30-40% faster from 28x28 up; strided small planes are faster with the padded band, whose rows stay
-     * in L1 while every channel block walks them) or 3x3 stride 1 on any plane (measured 2026-12-06 on a Zen 4,
-     * AVX-512 build: 1.3-1.6x faster from 56x56 up, 1.05-1.2x on 28x28 to 7x7; the band of a row wider than 32 KiB
-     * is one output row, so the band copy read every input row three times). Only the x86 set reads in place. */
+     * in L1 while every channel block walks them) or 3x3 stride 1 where the band is at most 2 output rows (its
+     * copy reads each input row 2-3 times). Measured 2026-12-06 on a Zen 4, AVX-512 build, both versions in one
+     * process: 112x112x32 1.73x, 56x56x144 and 28x28x192 1.41x, 14x14x384 1.19x, 7x7x960 1.03x as fast in place;
+     * on DS-CNN's 25x5x64 (a band of 16 rows) the in-place path was 1.45x slower, its narrow rows mostly border
+     * pixels. Only the x86 set reads in place. */
     d.direct = !portable && (flags & BE_IN_NHWC) && g->C % 8 == 0 &&
-               ((g->sh >= 2 && g->sw >= 2 && (long)g->H * g->W >= 784) || dw_k3s1(g));
+               ((g->sh >= 2 && g->sw >= 2 && (long)g->H * g->W >= 784) || (dw_k3s1(g) && d.band <= 2));
     /* the fast epilogue: conv epilogues (alpha = beta = 1) with a per-channel bias and an NHWC residual */
     const int fast = e->alpha == 1.0f && (!e->add0 || (e->beta0 == 1.0f && e->rs0 == 0 && e->cs0 == 1)) &&
                      (!e->add1 || (e->rs1 == g->C && e->cs1 == 1));
