@@ -263,8 +263,8 @@ def test_nan_passes_the_epilogue(act, params):
         (32, (28, 28), 3, 2, [0, 0, 0, 0], 2, "", True, 1),  # dilation, no padding
         # 3x3 stride 1 with rows of more than 1638 padded floats (a band of at most 2 output rows): four pixels of a
         # row at a time, then single pixels, the borders tap by tap
-        (48, (5, 41), 3, 1, [1, 1, 1, 1], 1, "Clip", True, 2),  # three 16-channel blocks, a row tail of 1
-        (40, (4, 47), 3, 1, [1, 1, 1, 1], 1, "Relu", False, 1),  # two blocks of 16 and the 8-channel rest
+        (48, (5, 41), 3, 1, [1, 1, 1, 1], 1, "Clip", True, 2),  # three 16-channel blocks, 3 pixels after the fours
+        (40, (4, 47), 3, 1, [1, 1, 1, 1], 1, "Relu", False, 1),  # blocks of 16, the 8-channel rest, 1 pixel after
         (8, (6, 210), 3, 1, [1, 0, 0, 1], 1, "HardSwish", True, 1),  # asymmetric pads, the generic epilogue
         (16, (5, 111), 3, 1, [0, 0, 0, 0], 1, "", True, 1),  # no padding
         (24, (2, 80), 3, 1, [1, 1, 1, 1], 1, "Relu", True, 1),  # every row at the border

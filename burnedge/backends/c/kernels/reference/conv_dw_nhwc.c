@@ -17,7 +17,8 @@
  *  3. the epilogue (bias, NHWC residual, activation) is applied in registers with the common activations
  *     resolved at compile time (other epilogues go through be_epi8_store); with an NCHW output the block is
  *     stored transposed.
- * x86, strided convs on large NHWC planes with C % 8 == 0: no band copy at all (band_direct, below).
+ * x86, NHWC input with C % 8 == 0, strided convs on large planes and 3x3 stride-1 ones whose band would be at
+ * most 2 output rows: no band copy at all, the input read in place (band_direct in x86/conv_dw_nhwc.c).
  * Every output is the same sum in the same order whatever the thread count and band split. NEON: the same loops
  * on 4-float vectors, 8 channels at a time on aarch64 and 4 on armv7 (16 q registers).
  */
